@@ -1,0 +1,228 @@
+"""Drive each generated extension directly and check what it answers."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from conftest import CAPABILITIES, COMBINATIONS, LANGUAGES, combo_id
+from host import ExtensionProcess
+
+GUARD_CASES = json.loads((Path(__file__).parent / "guard_cases.json").read_text())
+NAME, TOOL = "demo-ext", "demo_ext"
+
+
+@pytest.fixture(params=LANGUAGES)
+def language(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def ext(projects, language, tmp_path):
+    """A running extension with every capability, past its handshake."""
+    with ExtensionProcess(projects.get(language, CAPABILITIES), data_dir=tmp_path) as proc:
+        proc.handshake()
+        yield proc
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("capabilities", COMBINATIONS, ids=combo_id)
+def test_registers_exactly_the_chosen_capabilities(projects, language, capabilities):
+    with ExtensionProcess(projects.get(language, capabilities)) as proc:
+        hello, frames = proc.handshake()
+        assert hello["type"] == "hello" and hello["name"] == NAME
+        announced = set(capabilities) - {"guard"} | ({"events"} if "guard" in capabilities else set())
+        assert sorted(hello["capabilities"]) == sorted(announced)
+        by_type = {f["type"]: f for f in frames}
+        assert [f["type"] for f in frames].count("ready") == 1
+        assert ("register_command" in by_type) == ("commands" in capabilities)
+        assert ("register_tool" in by_type) == ("tools" in capabilities)
+        wants_subscribe = "events" in capabilities or "guard" in capabilities
+        assert ("subscribe" in by_type) == wants_subscribe
+        if "tools" in capabilities:
+            tool = by_type["register_tool"]
+            assert tool["name"] == TOOL
+            assert tool["schema"]["type"] == "object"
+            assert tool["schema"]["required"] == ["text"]
+        if wants_subscribe:
+            subscribe = by_type["subscribe"]
+            expected_events = (
+                ["session_start", "turn_start", "tool_call", "turn_end", "assistant_message"]
+                if "events" in capabilities
+                else []
+            )
+            assert subscribe["events"] == expected_events
+            assert subscribe["intercept"] == (["tool_call"] if "guard" in capabilities else [])
+        assert proc.shutdown() == 0
+
+
+def test_command_prompts_with_its_arguments_and_shows_usage_without(ext):
+    reply = ext.command(NAME, "  why is the sky blue?  ")
+    assert reply["type"] == "command_response"
+    assert reply["action"] == "prompt"
+    assert "why is the sky blue?" in reply["prompt"]
+    usage = ext.command(NAME, "   ")
+    assert usage["action"] == "display"
+    assert usage["display"].startswith(f"Usage: /{NAME}")
+    unknown = ext.command("no-such-command", "x")
+    assert unknown.get("error")
+
+
+def test_tool_echoes_valid_arguments(ext):
+    reply = ext.tool(TOOL, {"text": "héllo 😀 \"q\" \\ $(x)"})
+    assert reply == {
+        "type": "tool_result",
+        "id": reply["id"],
+        "content": [{"type": "text", "text": "héllo 😀 \"q\" \\ $(x)"}],
+        "is_error": False,
+    }
+    upper = ext.tool(TOOL, {"text": "abc", "uppercase": True, "extra": 1})
+    assert upper["content"][0]["text"] == "ABC" and upper["is_error"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        ({}, '"text" is required'),
+        ({"text": ""}, '"text" is required'),
+        ({"text": 42}, '"text" is required'),
+        ({"text": "x", "uppercase": "yes"}, '"uppercase" must be true or false'),
+        ([1, 2], "JSON object"),
+        ("text", "JSON object"),
+        (None, "JSON object"),
+    ],
+    ids=["empty", "blank-text", "number-text", "string-flag", "array", "string", "null"],
+)
+def test_tool_refuses_bad_arguments_with_a_helpful_error(ext, args, hint):
+    reply = ext.tool(TOOL, args)
+    assert reply["is_error"] is True
+    text = reply["content"][0]["text"]
+    assert text.startswith("invalid arguments:") and hint in text
+
+
+def test_unknown_tool_is_an_error_result(ext):
+    reply = ext.tool("not_registered", {"text": "x"})
+    assert reply["is_error"] is True
+    assert reply["content"][0]["text"] == "unknown tool: not_registered"
+
+
+def test_events_are_appended_to_the_audit_log(ext, tmp_path):
+    ext.send({"type": "event", "event": "turn_start", "step": 1})
+    ext.send({"type": "event", "event": "tool_call", "tool_name": "bash", "tool_args": {"command": "ls"}})
+    ext.tool(TOOL, {"text": "sync"})  # replies come after both events were read
+    log = tmp_path / f"{NAME}-events.jsonl"
+    deadline = time.monotonic() + 2
+    while len(log.read_text().splitlines() if log.exists() else []) < 2:
+        assert time.monotonic() < deadline, "audit log lines missing"
+        time.sleep(0.01)
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line["event"] for line in lines] == ["turn_start", "tool_call"]
+    assert lines[0]["step"] == 1 and lines[1]["tool_args"] == {"command": "ls"}
+    assert all(line["received_at"][:2] == "20" for line in lines)
+    assert "turn_start" in ext.stderr()
+
+
+@pytest.mark.parametrize("command", GUARD_CASES["refused"])
+def test_guard_refuses_dangerous_commands(ext, command):
+    reply = ext.intercept("bash", {"command": command})
+    assert reply["type"] == "event_intercept_response"
+    assert reply["block"] is True, command
+    assert reply["reason"].startswith(f"refused by {NAME}: ")
+
+
+@pytest.mark.parametrize("command", GUARD_CASES["allowed"])
+def test_guard_allows_harmless_look_alikes(ext, command):
+    reply = ext.intercept("bash", {"command": command})
+    assert reply["block"] is False, command
+
+
+@pytest.mark.parametrize(
+    ("tool_name", "tool_args"),
+    [
+        ("bash", {}),
+        ("bash", {"command": ["rm", "-rf", "/"]}),
+        ("bash", None),
+        ("write", {"path": "rm -rf /", "content": "rm -rf /"}),
+    ],
+    ids=["no-command", "list-command", "null-args", "other-tool"],
+)
+def test_guard_allows_calls_it_does_not_judge(ext, tool_name, tool_args):
+    assert ext.intercept(tool_name, tool_args)["block"] is False
+
+
+def test_malformed_and_unknown_frames_are_skipped(ext):
+    for line in [
+        b"this is not json\n",
+        b"[1, 2]\n",
+        b"42\n",
+        b"\n",
+        b"\xff\xfe not utf-8\n",
+        b'{"type": "no_such_frame"}\n',
+        b'{"type": "tool_call", "name": "demo_ext", "args": {"text": "no id"}}\n',
+        b'{"no_type": true}\n',
+    ]:
+        ext.send_raw(line)
+    ext.send_raw(b'{"type":"tool_call","id":"crlf","name":"demo_ext","args":{"text":"ok"}}\r\n')
+    reply = ext.read_frame()
+    assert reply["id"] == "crlf" and reply["content"][0]["text"] == "ok"
+    assert ext.tool(TOOL, {"text": "still alive"})["is_error"] is False
+    assert "not json" in ext.stderr()
+
+
+def test_stdout_carries_only_json_frames(ext):
+    ext.command(NAME, "x")
+    ext.tool(TOOL, {"text": "x"})
+    ext.intercept("bash", {"command": "ls"})
+    ext.send_raw(b"garbage\n")
+    assert ext.shutdown() == 0
+    for line in ext.raw_lines:
+        frame = json.loads(line)
+        assert isinstance(frame, dict) and isinstance(frame["type"], str)
+
+
+def test_shutdown_acks_and_exits_zero(ext):
+    ext.send({"type": "shutdown"})
+    assert ext.read_frame()["type"] == "shutdown_ack"
+    ext.close_stdin()
+    assert ext.wait(2) == 0
+    assert not ext.group_alive()
+
+
+def test_end_of_input_exits_zero(ext):
+    ext.close_stdin()
+    assert ext.wait(2) == 0
+    assert not ext.group_alive()
+
+
+def test_large_frame_round_trips(ext):
+    text = "x" * (1024 * 1024)
+    reply = ext.tool(TOOL, {"text": text})
+    assert reply["content"][0]["text"] == text
+
+
+def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path):
+    """Python runs requests off the read loop; a slow tool must not hold a guard."""
+    project = projects.fresh_copy(tmp_path, "python", CAPABILITIES)
+    handler = project / "main.py"
+    source = handler.read_text()
+    slow = source.replace(
+        '    return text.upper() if uppercase else text',
+        '    __import__("time").sleep(3)\n    return text.upper() if uppercase else text',
+    )
+    assert slow != source
+    handler.write_text(slow)
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        ext.send({"type": "tool_call", "id": "slow", "name": TOOL, "args": {"text": "x"}})
+        started = time.monotonic()
+        ext.send({"type": "event_intercept", "id": "guard", "event": "tool_call",
+                  "tool_name": "bash", "tool_args": {"command": "rm -rf /"}})
+        reply = ext.read_frame(timeout=5)
+        assert reply["id"] == "guard" and reply["block"] is True
+        assert time.monotonic() - started < 1.0
+        assert ext.read_frame(timeout=5)["id"] == "slow"
+        # shutdown while a tool is in flight still exits at once
+        ext.send({"type": "tool_call", "id": "slow2", "name": TOOL, "args": {"text": "x"}})
+        assert ext.shutdown(timeout=2) == 0

@@ -1,0 +1,73 @@
+"""Every language x every capability combination: render, build, lint, smoke."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+
+import pytest
+from conftest import COMBINATIONS, HANDLER, LANGUAGES, combo_id, run
+
+BIN = os.path.dirname(sys.executable)  # ruff, shellcheck, shfmt live here
+# ruff's default rules plus pycodestyle warnings, isort, bugbear, pyupgrade.
+RUFF_RULES = ["--target-version", "py39", "--extend-select", "W,I,B,UP"]
+
+MATRIX = [
+    pytest.param(language, caps, id=f"{language}-{combo_id(caps)}")
+    for language in LANGUAGES
+    for caps in COMBINATIONS
+]
+
+
+def tool(name: str) -> str:
+    return shutil.which(name, path=BIN) or shutil.which(name) or name
+
+
+@pytest.mark.parametrize(("language", "capabilities"), MATRIX)
+def test_renders_builds_and_passes_its_smoke_test(projects, language, capabilities):
+    project = projects.get(language, capabilities)
+
+    manifest = json.loads((project / "extension.json").read_text())
+    assert manifest == {
+        "name": "demo-ext",
+        "version": "0.1.0",
+        "exec": f"./{HANDLER[language]}",
+        "args": [],
+        "language": language,
+        "description": "A zot extension",
+        "enabled": True,
+    }
+    for executable in (HANDLER[language], "build", "smoke-test"):
+        assert os.access(project / executable, os.X_OK), executable
+    others = set(HANDLER.values()) - {HANDLER[language]}
+    assert not [name for name in others if (project / name).exists()]
+    json.loads((project / "smoke.json").read_text())
+
+    result = run(["./smoke-test", "--json"], project)
+    report = json.loads(result.stdout)
+    failed = [c for c in report["checks"] if c["status"] == "fail"]
+    assert result.returncode == 0 and report["passed"], (failed, result.stderr)
+    assert report["counts"]["fail"] == 0
+    assert report["ready_ms"] is not None
+
+
+@pytest.mark.parametrize(("language", "capabilities"), MATRIX)
+def test_generated_code_is_formatted_and_lint_clean(projects, language, capabilities):
+    project = projects.get(language, capabilities)
+    handler = HANDLER[language]
+    if language == "python":
+        checks = [
+            [tool("ruff"), "format", "--check", "--diff", handler],
+            [tool("ruff"), "check", "--no-cache", *RUFF_RULES, handler],
+        ]
+    else:
+        checks = [
+            [tool("shellcheck"), handler],
+            [tool("shfmt"), "-d", handler],
+        ]
+    checks.append([tool("shellcheck"), "-s", "sh", "build"])
+    for check in checks:
+        result = run(check, project)
+        assert result.returncode == 0, f"{check}:\n{result.stdout}{result.stderr}"
