@@ -51,7 +51,7 @@ def render(dst: Path, **answers) -> Path:
 
 def run(cmd: list[str], cwd: Path, timeout: float = 120, **kwargs):
     return subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, **kwargs
+        cmd, check=False, cwd=cwd, capture_output=True, text=True, timeout=timeout, **kwargs
     )
 
 

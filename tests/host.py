@@ -16,6 +16,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Self
 
 
 def resolve_exec(ext_dir: Path, exec_: str) -> str:
@@ -39,7 +40,7 @@ class ExtensionProcess:
         argv = [resolve_exec(self.ext_dir, manifest["exec"]), *manifest.get("args", [])]
         self.data_dir = Path(data_dir) if data_dir else self.ext_dir
         self.stderr_path = self.ext_dir.parent / f".{self.ext_dir.name}-{os.getpid()}-stderr.log"
-        self._stderr = open(self.stderr_path, "wb")
+        self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in kill()
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             argv,
@@ -178,7 +179,7 @@ class ExtensionProcess:
         self._stderr.close()
         self.stderr_path.unlink(missing_ok=True)
 
-    def __enter__(self) -> ExtensionProcess:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

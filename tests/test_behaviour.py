@@ -33,7 +33,9 @@ def test_registers_exactly_the_chosen_capabilities(projects, language, capabilit
     with ExtensionProcess(projects.get(language, capabilities)) as proc:
         hello, frames = proc.handshake()
         assert hello["type"] == "hello" and hello["name"] == NAME
-        announced = set(capabilities) - {"guard"} | ({"events"} if "guard" in capabilities else set())
+        announced = set(capabilities) - {"guard"} | (
+            {"events"} if "guard" in capabilities else set()
+        )
         assert sorted(hello["capabilities"]) == sorted(announced)
         by_type = {f["type"]: f for f in frames}
         assert [f["type"] for f in frames].count("ready") == 1
@@ -71,11 +73,11 @@ def test_command_prompts_with_its_arguments_and_shows_usage_without(ext):
 
 
 def test_tool_echoes_valid_arguments(ext):
-    reply = ext.tool(TOOL, {"text": "héllo 😀 \"q\" \\ $(x)"})
+    reply = ext.tool(TOOL, {"text": 'héllo 😀 "q" \\ $(x)'})
     assert reply == {
         "type": "tool_result",
         "id": reply["id"],
-        "content": [{"type": "text", "text": "héllo 😀 \"q\" \\ $(x)"}],
+        "content": [{"type": "text", "text": 'héllo 😀 "q" \\ $(x)'}],
         "is_error": False,
     }
     upper = ext.tool(TOOL, {"text": "abc", "uppercase": True, "extra": 1})
@@ -110,7 +112,9 @@ def test_unknown_tool_is_an_error_result(ext):
 
 def test_events_are_appended_to_the_audit_log(ext, tmp_path):
     ext.send({"type": "event", "event": "turn_start", "step": 1})
-    ext.send({"type": "event", "event": "tool_call", "tool_name": "bash", "tool_args": {"command": "ls"}})
+    ext.send(
+        {"type": "event", "event": "tool_call", "tool_name": "bash", "tool_args": {"command": "ls"}}
+    )
     ext.tool(TOOL, {"text": "sync"})  # replies come after both events were read
     log = tmp_path / f"{NAME}-events.jsonl"
     deadline = time.monotonic() + 2
@@ -208,7 +212,7 @@ def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path):
     handler = project / "main.py"
     source = handler.read_text()
     slow = source.replace(
-        '    return text.upper() if uppercase else text',
+        "    return text.upper() if uppercase else text",
         '    __import__("time").sleep(3)\n    return text.upper() if uppercase else text',
     )
     assert slow != source
@@ -217,8 +221,15 @@ def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path):
         ext.handshake()
         ext.send({"type": "tool_call", "id": "slow", "name": TOOL, "args": {"text": "x"}})
         started = time.monotonic()
-        ext.send({"type": "event_intercept", "id": "guard", "event": "tool_call",
-                  "tool_name": "bash", "tool_args": {"command": "rm -rf /"}})
+        ext.send(
+            {
+                "type": "event_intercept",
+                "id": "guard",
+                "event": "tool_call",
+                "tool_name": "bash",
+                "tool_args": {"command": "rm -rf /"},
+            }
+        )
         reply = ext.read_frame(timeout=5)
         assert reply["id"] == "guard" and reply["block"] is True
         assert time.monotonic() - started < 1.0

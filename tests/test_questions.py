@@ -1,0 +1,157 @@
+"""The questions: defaults, validators and how free text is embedded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import copier
+import pytest
+import yaml
+from conftest import ROOT, build, render
+from host import ExtensionProcess
+
+
+def refusal(tmp_path: Path, **answers) -> str:
+    """The validator's message for answers that must be refused."""
+    with pytest.raises(ValueError) as refused:
+        render(tmp_path / "ext", **answers)
+    assert not (tmp_path / "ext" / "extension.json").exists()
+    return str(refused.value)
+
+
+def test_defaults_render_a_python_extension_named_after_its_folder(tmp_path):
+    copier.run_copy(str(ROOT), str(tmp_path / "My-Ext"), defaults=True, vcs_ref="HEAD", quiet=True)
+    project = tmp_path / "My-Ext"
+    manifest = json.loads((project / "extension.json").read_text())
+    assert manifest["name"] == "my-ext"
+    assert manifest["exec"] == "./main.py"
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["capabilities"] == ["commands", "tools"]
+    assert answers["command_name"] == "my-ext" and answers["tool_name"] == "my_ext"
+    assert answers["language"] == "python" and answers["version"] == "0.1.0"
+    assert "hello_capabilities" not in answers  # computed, never stored
+
+
+def test_pytest_copie_renders_without_errors(copie):
+    result = copie.copy(extra_answers={"name": "copie-ext", "language": "shell"})
+    assert result.exit_code == 0, result.exception
+    assert (result.project_dir / "main.sh").is_file()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["My-Ext", "1ext", "-ext", "ext-", "ext--x", "ext_x", "ext.x", "", "é", "a" * 41],
+)
+def test_bad_names_are_refused_with_what_is_allowed(tmp_path, name):
+    message = refusal(tmp_path, name=name)
+    assert "lower-case letters, digits and single dashes" in message
+
+
+@pytest.mark.parametrize("name", ["a", "x1", "a" * 40, "my-ext-2", "z9-9"])
+def test_names_at_the_limits_are_accepted(tmp_path, name):
+    render(tmp_path / "ext", name=name, capabilities=["tools"])
+    manifest = json.loads((tmp_path / "ext" / "extension.json").read_text())
+    assert manifest["name"] == name
+
+
+@pytest.mark.parametrize("version", ["1", "1.0", "v1.0.0", "01.0.0", "1.0.0.0", "1.0.0-", "x"])
+def test_bad_versions_are_refused(tmp_path, version):
+    assert "is not a semantic version" in refusal(tmp_path, version=version)
+
+
+@pytest.mark.parametrize("version", ["0.0.1", "10.20.30", "1.0.0-beta.1", "1.0.0+build.7"])
+def test_semantic_versions_are_accepted(tmp_path, version):
+    render(tmp_path / "ext", version=version)
+
+
+@pytest.mark.parametrize("command", ["help", "model", "reload-ext", "exit", "clear"])
+def test_builtin_command_names_are_refused(tmp_path, command):
+    message = refusal(tmp_path, command_name=command)
+    assert f"/{command} is one of zot's built-in commands" in message
+    assert "shadowed" in message
+
+
+@pytest.mark.parametrize("tool", ["bash", "read", "write", "edit", "skill", "glob"])
+def test_builtin_tool_names_are_refused(tmp_path, tool):
+    message = refusal(tmp_path, tool_name=tool)
+    assert "built-in tools" in message and "shadowed" in message
+
+
+@pytest.mark.parametrize("tool", ["has space", "a" * 65, "dot.name", ""])
+def test_bad_tool_names_are_refused(tmp_path, tool):
+    assert "letters, digits, '_' and '-'" in refusal(tmp_path, tool_name=tool)
+
+
+def test_no_capability_is_refused(tmp_path):
+    assert "at least one capability" in refusal(tmp_path, capabilities=[])
+
+
+def test_no_event_is_refused(tmp_path):
+    assert "at least one event" in refusal(tmp_path, capabilities=["events"], events=[])
+
+
+@pytest.mark.parametrize(
+    "description",
+    ["two\nlines", "tab\there", "", "   ", "x" * 201],
+    ids=["newline", "tab", "empty", "blank", "long"],
+)
+def test_bad_descriptions_are_refused(tmp_path, description):
+    assert "description" in refusal(tmp_path, description=description)
+
+
+def test_follow_up_questions_are_only_asked_when_relevant(tmp_path):
+    render(tmp_path / "ext", capabilities=["guard"])
+    answers = yaml.safe_load((tmp_path / "ext" / ".copier-answers.yml").read_text())
+    assert not {"command_name", "tool_name", "tool_description", "events"} & set(answers)
+
+
+def test_choices_help_and_no_trust_needed():
+    config = yaml.safe_load((ROOT / "copier.yml").read_text())
+    questions = {k: v for k, v in config.items() if not k.startswith("_")}
+    for name, question in questions.items():
+        if question.get("when") is not False:
+            assert question.get("help"), f"{name} has no help text"
+    assert not {"_tasks", "_migrations", "_jinja_extensions"} & set(config)
+    assert config["_subdirectory"] == "template"
+
+
+HOSTILE = [
+    'it\'s "quoted" \\ back\\slash \\n \\u0041',
+    "$(touch {marker}) `touch {marker}` ${{HOME}} $HOME",
+    "{{{{ 7 * 7 }}}} {{% raw %}} {{# c #}} <!-- --> <script>x</script> *em* [l](u)",
+    "non-ASCII: café 日本語 😀 \u2603 \u00a0nbsp",
+    "'; rm -rf {marker}; echo '",
+]
+
+
+@pytest.mark.parametrize("language", ["python", "shell"])
+@pytest.mark.parametrize(
+    "template", HOSTILE, ids=["quotes", "substitution", "jinja", "unicode", "injection"]
+)
+def test_hostile_free_text_is_embedded_verbatim(tmp_path, language, template):
+    marker = tmp_path / "pwned"
+    text = template.format(marker=marker)
+    project = render(
+        tmp_path / "ext",
+        language=language,
+        capabilities=["commands", "tools", "events", "guard"],
+        description=text,
+        tool_description=text + " (tool)",
+    )
+    build(project)
+    manifest = json.loads((project / "extension.json").read_text())
+    assert manifest["description"] == text
+    assert text in (project / "README.md").read_text()
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        _, frames = ext.handshake()
+        registered = {f["type"]: f for f in frames}
+        assert registered["register_command"]["description"] == text
+        assert registered["register_tool"]["description"] == text + " (tool)"
+        assert ext.shutdown() == 0
+    smoke = subprocess.run(
+        ["./smoke-test"], check=False, cwd=project, capture_output=True, text=True, timeout=60
+    )
+    assert smoke.returncode == 0, smoke.stdout + smoke.stderr
+    assert not marker.exists(), "free text was executed"
