@@ -47,8 +47,8 @@ def test_sdk_flavour_renders_gofmt_clean_code_on_the_sdk(sdk_projects, capabilit
     assert f'"{SDK_MODULE}/packages/agent/ext"' in main
     # each capability is handed to the SDK call made for it
     calls = {
-        "commands": "zot.Command(command, commandHelp, runCommand)",
-        "tools": "ext.TextErrorResult(errorText(err))",
+        "commands": "zot.Command(c.name, c.description, c.run)",
+        "tools": "zot.Tool(t.name, t.description, t.schema, ",
         "events": "zot.On(event, ",
         "guard": "zot.InterceptToolCall(",
     }
