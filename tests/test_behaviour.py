@@ -258,3 +258,36 @@ def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path, langua
         # shutdown while a tool is in flight still exits at once
         ext.send({"type": "tool_call", "id": "slow2", "name": TOOL, "args": {"text": "x"}})
         assert ext.shutdown(timeout=2) == 0
+
+
+# Where each language's tool starts its answer, and a crash on "boom" to put there.
+CRASHING_TOOL = {
+    "python": (
+        "    return text.upper() if uppercase else text",
+        '    if text == "boom":\n        raise RuntimeError("boom")\n',
+    ),
+    "go": (
+        "\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
+        '\tif text == "boom" {\n\t\tpanic("boom")\n\t}\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("language", [lang for lang in LANGUAGES if lang in CRASHING_TOOL])
+def test_a_crashing_handler_is_answered_and_the_extension_lives_on(projects, tmp_path, language):
+    project = projects.fresh_copy(tmp_path, language, CAPABILITIES)
+    handler = project / HANDLER[language]
+    source = handler.read_text()
+    anchor, crash = CRASHING_TOOL[language]
+    crashing = source.replace(anchor, crash + anchor)
+    assert crashing != source
+    handler.write_text(crashing)
+    build(project)
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        reply = ext.tool(TOOL, {"text": "boom"})
+        assert reply["is_error"] is True
+        assert reply["content"][0]["text"].startswith(f"{NAME} failed: ")
+        assert "boom" in ext.stderr()
+        assert ext.tool(TOOL, {"text": "fine"})["content"][0]["text"] == "fine"
+        assert ext.shutdown() == 0

@@ -213,7 +213,3 @@ def test_go_module_paths_are_accepted(tmp_path, module):
 def test_bad_go_module_paths_are_refused(tmp_path, module, hint):
     message = refusal(tmp_path, language="go", go_module=module)
     assert hint in message and "example.com/" in message
-
-
-def test_typescript_is_not_offered_yet(tmp_path):
-    assert "not available in this version" in refusal(tmp_path, language="typescript")
