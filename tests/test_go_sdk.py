@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ def sdk_projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("capabilities", COMBINATIONS, ids=combo_id)
-def test_sdk_flavour_renders_gofmt_clean_code_on_the_sdk(sdk_projects, capabilities):
+def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabilities):
     project = sdk_projects[combo_id(capabilities)]
     assert sorted(p.name for p in project.glob("*.go")) == ["main.go", "main_test.go"]
     go_mod = (project / "go.mod").read_text()
@@ -59,6 +60,9 @@ def test_sdk_flavour_renders_gofmt_clean_code_on_the_sdk(sdk_projects, capabilit
     assert manifest["exec"] == "./demo-ext"
     result = run([shutil.which("gofmt") or "gofmt", "-l", "-d", "."], project)
     assert result.returncode == 0 and not result.stdout, result.stdout + result.stderr
+    shellcheck = shutil.which("shellcheck", path=os.path.dirname(sys.executable)) or "shellcheck"
+    result = run([shellcheck, "-s", "sh", "build"], project)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @NEEDS_SDK
