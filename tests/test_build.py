@@ -8,10 +8,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, HANDLER, LANGUAGES, run
+from conftest import CAPABILITIES, EXECUTABLE, HANDLER, LANGUAGES, render, run
 
 # What each language's build needs; hiding it must give an install hint.
-TOOLCHAIN = {"python": "python3", "shell": "jq"}
+TOOLCHAIN = {"python": "python3", "shell": "jq", "go": "go"}
 
 
 def bare_path(tmp_path: Path, hide: str) -> str:
@@ -28,13 +28,13 @@ def bare_path(tmp_path: Path, hide: str) -> str:
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_build_is_idempotent_and_sets_the_exec_bit(projects, tmp_path, language):
     project = projects.fresh_copy(tmp_path, language, CAPABILITIES)
-    handler = project / HANDLER[language]
-    handler.chmod(handler.stat().st_mode & ~(stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
+    executable = project / EXECUTABLE[language]
+    executable.chmod(executable.stat().st_mode & ~(stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
     for _ in range(2):
         result = run(["./build"], project)
         assert result.returncode == 0, result.stderr
         assert "ready" in result.stdout
-    assert os.access(handler, os.X_OK)
+    assert os.access(executable, os.X_OK)
     assert not (project / "__pycache__").exists()
 
 
@@ -56,3 +56,46 @@ def test_syntax_errors_fail_the_build(projects, tmp_path, language):
     handler.write_text(handler.read_text() + "\n(((\n")
     result = run(["./build"], project)
     assert result.returncode != 0
+
+
+def fake_go(tmp_path: Path, goversion: str) -> str:
+    """A PATH whose `go` is a script that reports `goversion`."""
+    path = bare_path(tmp_path, "go")
+    script = Path(path) / "go"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'[ "$*" = "env GOVERSION" ] && {{ echo {goversion}; exit 0; }}\n'
+        'echo "fake go: $*" >&2; exit 3\n'
+    )
+    script.chmod(0o755)
+    return path
+
+
+def test_go_older_than_1_25_is_refused_clearly(projects, tmp_path):
+    project = projects.fresh_copy(tmp_path, "go", CAPABILITIES)
+    env = {**os.environ, "PATH": fake_go(tmp_path, "go1.24.7")}
+    result = run(["sh", "./build"], project, env=env)
+    assert result.returncode != 0
+    assert "go1.24.7 is too old" in result.stderr and "Go 1.25 or newer" in result.stderr
+    assert "https://go.dev/dl/" in result.stderr
+    assert "fake go" not in result.stderr  # stopped before building
+
+
+def test_go_build_checks_the_code_with_go_vet(projects, tmp_path):
+    project = projects.fresh_copy(tmp_path, "go", CAPABILITIES)
+    handler = project / "main.go"
+    handler.write_text(handler.read_text() + '\nfunc vetMe() { fmt.Printf("%d", "text") }\n')
+    result = run(["./build"], project)
+    assert result.returncode != 0
+    assert "vetMe" in result.stderr or "%d" in result.stderr, result.stderr
+
+
+def test_go_sdk_build_says_when_it_cannot_fetch_the_sdk(tmp_path):
+    """Offline (GOPROXY=off here) the first build of the SDK flavour fails clearly."""
+    project = render(tmp_path / "ext", language="go", go_sdk=True, capabilities=CAPABILITIES)
+    result = run(["./build"], project)
+    assert result.returncode != 0
+    assert "fetching zot's Go SDK" in result.stdout
+    assert "could not fetch zot's Go SDK" in result.stderr
+    assert "needs the network" in result.stderr
+    assert not (project / "demo-ext").exists()

@@ -8,7 +8,7 @@ import shutil
 import sys
 
 import pytest
-from conftest import COMBINATIONS, HANDLER, LANGUAGES, combo_id, run
+from conftest import COMBINATIONS, EXECUTABLE, HANDLER, LANGUAGES, combo_id, run
 
 BIN = os.path.dirname(sys.executable)  # ruff, shellcheck, shfmt live here
 # ruff's default rules plus pycodestyle warnings, isort, bugbear, pyupgrade.
@@ -33,13 +33,13 @@ def test_renders_builds_and_passes_its_smoke_test(projects, language, capabiliti
     assert manifest == {
         "name": "demo-ext",
         "version": "0.1.0",
-        "exec": f"./{HANDLER[language]}",
+        "exec": f"./{EXECUTABLE[language]}",
         "args": [],
         "language": language,
         "description": "A zot extension",
         "enabled": True,
     }
-    for executable in (HANDLER[language], "build", "smoke-test"):
+    for executable in (EXECUTABLE[language], "build", "smoke-test"):
         assert os.access(project / executable, os.X_OK), executable
     others = set(HANDLER.values()) - {HANDLER[language]}
     assert not [name for name in others if (project / name).exists()]
@@ -62,6 +62,11 @@ def test_generated_code_is_formatted_and_lint_clean(projects, language, capabili
             [tool("ruff"), "format", "--check", "--diff", handler],
             [tool("ruff"), "check", "--no-cache", *RUFF_RULES, handler],
         ]
+    elif language == "go":
+        checks = [
+            [tool("gofmt"), "-l", "-d", "."],  # prints the files it would change
+            [tool("go"), "vet", "./..."],
+        ]
     else:
         checks = [
             [tool("shellcheck"), handler],
@@ -71,3 +76,19 @@ def test_generated_code_is_formatted_and_lint_clean(projects, language, capabili
     for check in checks:
         result = run(check, project)
         assert result.returncode == 0, f"{check}:\n{result.stdout}{result.stderr}"
+        if check[0].endswith("gofmt"):
+            assert not result.stdout, f"not gofmt-clean:\n{result.stdout}"
+
+
+# The generated projects' own unit tests.
+UNIT_TESTS = {"go": ["go", "test", "-count=1", "./..."]}
+
+
+@pytest.mark.parametrize(
+    ("language", "capabilities"),
+    [param for param in MATRIX if param.values[0] in UNIT_TESTS],
+)
+def test_generated_unit_tests_pass(projects, language, capabilities):
+    project = projects.get(language, capabilities)
+    result = run(UNIT_TESTS[language], project)
+    assert result.returncode == 0, f"{result.stdout}{result.stderr}"

@@ -126,7 +126,7 @@ HOSTILE = [
 ]
 
 
-@pytest.mark.parametrize("language", ["python", "shell"])
+@pytest.mark.parametrize("language", ["python", "shell", "go"])
 @pytest.mark.parametrize(
     "template", HOSTILE, ids=["quotes", "substitution", "jinja", "unicode", "injection"]
 )
@@ -155,3 +155,61 @@ def test_hostile_free_text_is_embedded_verbatim(tmp_path, language, template):
     )
     assert smoke.returncode == 0, smoke.stdout + smoke.stderr
     assert not marker.exists(), "free text was executed"
+
+
+def test_go_asks_for_a_module_path_and_the_sdk_choice(tmp_path):
+    copier.run_copy(
+        str(ROOT),
+        str(tmp_path / "my-ext"),
+        data={"language": "go"},
+        defaults=True,
+        vcs_ref="HEAD",
+        quiet=True,
+    )
+    project = tmp_path / "my-ext"
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["go_module"] == "example.com/my-ext"
+    assert answers["go_sdk"] is True  # zot's Go SDK unless asked otherwise
+    assert (project / "go.mod").read_text().startswith("module example.com/my-ext\n")
+    assert "github.com/patriceckhart/zot/packages/agent/ext" in (project / "main.go").read_text()
+    assert not (project / "protocol.go").exists()
+    manifest = json.loads((project / "extension.json").read_text())
+    assert manifest["exec"] == "./my-ext" and manifest["language"] == "go"
+    assert "/my-ext\n" in (project / ".gitignore").read_text()
+
+
+def test_go_questions_are_only_asked_for_go(tmp_path):
+    render(tmp_path / "ext", language="python")
+    answers = yaml.safe_load((tmp_path / "ext" / ".copier-answers.yml").read_text())
+    assert not {"go_module", "go_sdk"} & set(answers)
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["example.com/my-ext", "github.com/you/my-ext", "go.example.org/a_b~c/d.e", "x.io/m/v2"],
+)
+def test_go_module_paths_are_accepted(tmp_path, module):
+    render(tmp_path / "ext", language="go", go_module=module)
+    assert (tmp_path / "ext" / "go.mod").read_text().startswith(f"module {module}\n")
+
+
+@pytest.mark.parametrize(
+    ("module", "hint"),
+    [
+        ("my-ext", "needs a dot"),
+        ("Example.com/x", "not a valid Go module path"),
+        ("example.com//x", "not a valid Go module path"),
+        ("example.com/x/", "not a valid Go module path"),
+        ("/example.com", "not a valid Go module path"),
+        ("example.com/.x", "not a valid Go module path"),
+        ("example.com/x.", "not a valid Go module path"),
+        ("example.com/a b", "not a valid Go module path"),
+        ("example.com/é", "not a valid Go module path"),
+        ("-x.com/y", "not a valid Go module path"),
+        ("example.com/x/v1", "/v2 or higher"),
+        ("", "not a valid Go module path"),
+    ],
+)
+def test_bad_go_module_paths_are_refused(tmp_path, module, hint):
+    message = refusal(tmp_path, language="go", go_module=module)
+    assert hint in message and "example.com/" in message

@@ -278,3 +278,25 @@ def test_every_release_renders_without_trust_or_network(tmp_path):
             str(repo), str(dst), data={"name": "replay"}, defaults=True, vcs_ref=tag, quiet=True
         )
         assert (dst / "extension.json").is_file(), tag
+
+
+def test_a_go_sdk_project_can_switch_to_the_dependency_free_flavour(releases, tmp_path):
+    """What ./build advises when zot's SDK cannot be fetched."""
+    project = generate(
+        releases,
+        tmp_path / "ext",
+        "v1.0.0",
+        language="go",
+        go_sdk=True,
+        capabilities=["commands", "tools"],
+    )
+    edit(project / "main.go", "Return it in upper case.", "Shout it.")
+    commit_all(project, "my edits")
+    result = update(project, "-d", "go_sdk=false")
+    assert result.returncode == 0, result.stderr
+    handler = (project / "main.go").read_text()
+    assert "packages/agent/ext" not in handler and "<<<<<<<" not in handler
+    assert "Shout it." in handler  # the user's edit survives
+    assert (project / "protocol.go").is_file()
+    build(project)
+    smoke(project)
