@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import itertools
+import json
 import os
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import copier
@@ -20,8 +24,47 @@ COMBINATIONS = [
     for size in range(1, len(CAPABILITIES) + 1)
     for combo in itertools.combinations(CAPABILITIES, size)
 ]
-LANGUAGES = ["python", "shell"]
-HANDLER = {"python": "main.py", "shell": "main.sh"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way to render a language: its answer plus extra answers.
+
+    Tests are parametrized by variant id; a language with one variant has its
+    own name as id (python, shell), further variants add a suffix.
+    """
+
+    language: str
+    handler: str  # the file a user edits
+    exec: str  # extension.json's exec and args
+    args: tuple[str, ...] = ()
+    answers: tuple[tuple[str, str], ...] = ()
+    executables: tuple[str, ...] = ()  # besides build and smoke-test
+    unit_tests: tuple[str, ...] = ()  # the project's own unit test command
+
+
+VARIANTS = {
+    "python": Variant("python", "main.py", "./main.py", executables=("main.py",)),
+    "shell": Variant("shell", "main.sh", "./main.sh", executables=("main.sh",)),
+    "typescript": Variant(
+        "typescript",
+        "src/extension.ts",
+        "node",
+        ("dist/index.js",),
+        answers=(("ts_runner", "node"),),
+        unit_tests=("npm", "test"),
+    ),
+    "typescript-tsx": Variant(
+        "typescript",
+        "src/extension.ts",
+        "node",
+        ("--import", "tsx", "src/index.ts"),
+        answers=(("ts_runner", "tsx"),),
+        unit_tests=("npm", "test"),
+    ),
+}
+LANGUAGES = list(VARIANTS)
+HANDLER = {variant: VARIANTS[variant].handler for variant in VARIANTS}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -29,6 +72,10 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = Path(tempfile.mkdtemp(prefix="copier-settings-")) / "settings.yml"
     settings.write_text("{}\n")
     os.environ["COPIER_SETTINGS_PATH"] = str(settings)
+    # Each TypeScript project's ./build runs npm install: once the first has
+    # fetched the packages, the others take them from npm's cache.
+    os.environ.setdefault("npm_config_prefer_offline", "true")
+    os.environ.setdefault("npm_config_update_notifier", "false")
 
 
 def combo_id(capabilities: list[str]) -> str:
@@ -61,28 +108,45 @@ def build(project: Path) -> None:
 
 
 class Projects:
-    """Rendered and built projects, made once per test session and shared."""
+    """Rendered and built projects, made once per test run and shared.
+
+    With pytest-xdist the workers share them too: the first worker to need a
+    project renders and builds it under a file lock, the others wait for it.
+    """
 
     def __init__(self, base: Path):
         self.base = base
-        self.cache: dict[tuple, Path] = {}
+        self.base.mkdir(exist_ok=True)
 
-    def get(self, language: str, capabilities: list[str], **answers) -> Path:
-        key = (language, tuple(capabilities), tuple(sorted(answers.items())))
-        if key not in self.cache:
-            dst = self.base / f"{language}-{combo_id(capabilities)}-{len(self.cache)}"
-            render(dst, language=language, capabilities=capabilities, **answers)
-            build(dst)
-            self.cache[key] = dst
-        return self.cache[key]
+    def get(self, variant: str, capabilities: list[str], **answers) -> Path:
+        """The project of a variant (see VARIANTS) with these capabilities."""
+        name = f"{variant}-{combo_id(capabilities)}"
+        if answers:
+            key = json.dumps(answers, sort_keys=True).encode()
+            name += "-" + hashlib.sha256(key).hexdigest()[:8]
+        dst = self.base / name
+        with open(self.base / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            done = self.base / f"{name}.built"
+            if not done.exists():
+                shutil.rmtree(dst, ignore_errors=True)
+                language = VARIANTS[variant].language
+                answers = {**dict(VARIANTS[variant].answers), **answers}
+                render(dst, language=language, capabilities=capabilities, **answers)
+                build(dst)
+                done.touch()
+        return dst
 
-    def fresh_copy(self, tmp_path: Path, language: str, capabilities: list[str]) -> Path:
+    def fresh_copy(self, tmp_path: Path, variant: str, capabilities: list[str]) -> Path:
         """A private copy a test may change."""
         dst = tmp_path / "ext"
-        shutil.copytree(self.get(language, capabilities), dst, symlinks=True)
+        shutil.copytree(self.get(variant, capabilities), dst, symlinks=True)
         return dst
 
 
 @pytest.fixture(scope="session")
 def projects(tmp_path_factory: pytest.TempPathFactory) -> Projects:
-    return Projects(tmp_path_factory.mktemp("projects"))
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    return Projects(base / "projects")

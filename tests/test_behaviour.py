@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, COMBINATIONS, LANGUAGES, combo_id
+from conftest import CAPABILITIES, COMBINATIONS, HANDLER, LANGUAGES, VARIANTS, build, combo_id
 from host import ExtensionProcess
 
 GUARD_CASES = json.loads((Path(__file__).parent / "guard_cases.json").read_text())
@@ -200,23 +200,47 @@ def test_end_of_input_exits_zero(ext):
     assert not ext.group_alive()
 
 
-def test_large_frame_round_trips(ext):
-    text = "x" * (1024 * 1024)
-    reply = ext.tool(TOOL, {"text": text})
+MIB = 1024 * 1024
+
+
+@pytest.mark.parametrize("size", [MIB, 4 * MIB - 1], ids=["1MiB", "4MiB-1"])
+def test_large_frame_round_trips(ext, size):
+    """A tool_call line of `size` bytes (zot reads lines up to 4 MiB) and back."""
+    frame = {"type": "tool_call", "id": "big", "name": TOOL, "args": {"text": ""}}
+    overhead = len(json.dumps(frame).encode())
+    text = "x" * (size - overhead)
+    line = json.dumps({**frame, "args": {"text": text}}).encode()
+    assert len(line) == size
+    ext.send_raw(line + b"\n")
+    reply = ext.read_frame(timeout=20)
+    assert reply["id"] == "big" and reply["is_error"] is False
     assert reply["content"][0]["text"] == text
+    assert ext.tool(TOOL, {"text": "after"})["content"][0]["text"] == "after"
 
 
-def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path):
-    """Python runs requests off the read loop; a slow tool must not hold a guard."""
-    project = projects.fresh_copy(tmp_path, "python", CAPABILITIES)
-    handler = project / "main.py"
-    source = handler.read_text()
-    slow = source.replace(
+# How to make each language's tool sleep 3 s: (old line, new lines).
+SLOW_TOOL = {
+    "python": (
         "    return text.upper() if uppercase else text",
         '    __import__("time").sleep(3)\n    return text.upper() if uppercase else text',
-    )
+    ),
+    "typescript": (
+        "  return uppercase ? text.toUpperCase() : text;",
+        "  await new Promise((resolve) => setTimeout(resolve, 3000));\n  return uppercase ? text.toUpperCase() : text;",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", [v for v in LANGUAGES if VARIANTS[v].language in SLOW_TOOL])
+def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path, language):
+    """Requests run off the read loop; a slow tool must not hold a guard."""
+    project = projects.fresh_copy(tmp_path, language, CAPABILITIES)
+    handler = project / HANDLER[language]
+    source = handler.read_text()
+    slow = source.replace(*SLOW_TOOL[VARIANTS[language].language])
     assert slow != source
     handler.write_text(slow)
+    build(project)
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
         ext.handshake()
         ext.send({"type": "tool_call", "id": "slow", "name": TOOL, "args": {"text": "x"}})
