@@ -188,7 +188,7 @@ function message(err: unknown): string {
 
 async function onCommand(ext: Extension, frame: CommandInvoked) {
   const command = ext.commands?.find((c) => c.name === frame.name);
-  if (!command) return { error: "unknown command" };
+  if (!command) return { error: `unknown command: /${frame.name}` };
   try {
     return await command.run(frame.args);
   } catch (err) {

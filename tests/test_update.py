@@ -1,0 +1,280 @@
+"""`copier update` keeps users' work: real git repositories, real copier."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import copier
+import pytest
+from conftest import ROOT, build, run
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    result = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    )
+    return result.stdout.strip()
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path.name}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def clone_template(tmp_path: Path) -> Path:
+    """A clone of this repository with the working tree committed on top."""
+    repo = tmp_path / "template"
+    git(ROOT, "clone", "--quiet", "--no-hardlinks", str(ROOT), str(repo))
+    files = git(ROOT, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
+    for name in filter(None, files.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, repo / name)
+        elif not source.exists():
+            (repo / name).unlink(missing_ok=True)
+    git(repo, "add", "--all")
+    if git(repo, "status", "--porcelain"):
+        git(repo, "commit", "--quiet", "-m", "working tree")
+    return repo
+
+
+def release(repo: Path, tag: str) -> None:
+    git(repo, "add", "--all")
+    if git(repo, "status", "--porcelain"):
+        git(repo, "commit", "--quiet", "-m", f"release {tag}")
+    git(repo, "tag", tag)
+
+
+def generate(template: Path, dst: Path, ref: str, **answers) -> Path:
+    """Copy at `ref`, then commit the project as a user would."""
+    answers.setdefault("name", "demo-ext")
+    copier.run_copy(str(template), str(dst), data=answers, defaults=True, vcs_ref=ref, quiet=True)
+    git(dst, "init", "--quiet")
+    commit_all(dst, "generated")
+    return dst
+
+
+def commit_all(project: Path, message: str) -> None:
+    git(project, "add", "--all")
+    git(project, "commit", "--quiet", "--allow-empty", "-m", message)
+
+
+def update(project: Path, *args: str) -> subprocess.CompletedProcess:
+    """The real `copier update` command line, as users run it."""
+    copier_bin = shutil.which("copier", path=os.path.dirname(sys.executable)) or "copier"
+    return run([copier_bin, "update", "--defaults", *args], project)
+
+
+def smoke(project: Path) -> dict:
+    result = run(["./smoke-test", "--json"], project)
+    report = json.loads(result.stdout)
+    failed = [c for c in report["checks"] if c["status"] == "fail"]
+    assert report["passed"], failed
+    return report
+
+
+# --- user edits and template changes, per language ----------------------------
+
+
+def user_edits_python(project: Path) -> None:
+    """Typical edits: new logic, a second command and tool, more smoke cases."""
+    handler = project / "main.py"
+    edit(handler, "Answer briefly and concretely:", "Answer in one sentence:")
+    edit(
+        handler,
+        "COMMANDS = {COMMAND: (COMMAND_HELP, run_command)}\n",
+        "COMMANDS = {COMMAND: (COMMAND_HELP, run_command)}\n"
+        'COMMANDS["shout"] = ("Shout TEXT", lambda a: {"action": "display", "display": a.upper()})\n',
+    )
+    edit(
+        handler,
+        "TOOLS = {TOOL: (TOOL_DESCRIPTION, TOOL_SCHEMA, run_tool)}\n",
+        "TOOLS = {TOOL: (TOOL_DESCRIPTION, TOOL_SCHEMA, run_tool)}\n"
+        'COUNT_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, '
+        '"required": ["text"]}\n'
+        "\n\n"
+        "def count_words(args: object) -> str:\n"
+        '    if not isinstance(args, dict) or not isinstance(args.get("text"), str):\n'
+        "        raise InvalidArguments('\"text\" must be a string')\n"
+        '    return str(len(args["text"].split()))\n'
+        "\n\n"
+        'TOOLS["count_words"] = ("Count the words of a text.", COUNT_SCHEMA, count_words)\n',
+    )
+    # smoke.json is edited by hand: one more case at the end of two lists
+    smoke_json = project / "smoke.json"
+    edit(
+        smoke_json,
+        '"contains": "Usage: /demo-ext"}}\n',
+        '"contains": "Usage: /demo-ext"}},\n'
+        '    {"name": "shout", "args": "hey", "expect": {"equals": "HEY"}}\n',
+    )
+    edit(
+        smoke_json,
+        '"expect": {"is_error": true, "contains": "uppercase"}}\n',
+        '"expect": {"is_error": true, "contains": "uppercase"}},\n'
+        '    {"name": "count_words", "args": {"text": "one two three"}, "expect": {"text": "3"}}\n',
+    )
+
+
+def template_changes_python(repo: Path) -> None:
+    """A release that changes template-owned files and one line near a user edit."""
+    edit(repo / "template" / "smoke-test", "\n", "\n# smoke-test, release 2\n")
+    edit(
+        repo / "template" / "{% if language == 'python' %}build{% endif %}",
+        'echo "build: main.py is ready',
+        'echo "build: main.py is ready, release 2',
+    )
+    edit(
+        repo / "template" / "{% if language == 'python' %}main.py{% endif %}.jinja",
+        "Sends TEXT to the model.",
+        "Sends TEXT to the model as a new prompt.",
+    )
+
+
+@pytest.fixture(scope="module")
+def releases(tmp_path_factory) -> Path:
+    """The template as two releases: v1.0.0 (this checkout) and v1.1.0."""
+    repo = clone_template(tmp_path_factory.mktemp("releases"))
+    release(repo, "v1.0.0")
+    template_changes_python(repo)
+    release(repo, "v1.1.0")
+    return repo
+
+
+@pytest.fixture
+def edited_project(releases, tmp_path) -> Path:
+    project = generate(releases, tmp_path / "ext", "v1.0.0", capabilities=["commands", "tools"])
+    build(project)
+    user_edits_python(project)
+    smoke(project)
+    commit_all(project, "my edits")
+    return project
+
+
+def test_update_keeps_user_edits_and_brings_template_changes(edited_project):
+    project = edited_project
+    result = update(project, "--vcs-ref", "v1.1.0")
+    assert result.returncode == 0, result.stderr
+    handler = (project / "main.py").read_text()
+    # user edits survive
+    assert "Answer in one sentence:" in handler
+    assert 'COMMANDS["shout"]' in handler and "def count_words" in handler
+    assert "count_words" in (project / "smoke.json").read_text()
+    # template changes arrive, in the handler and in template-owned files
+    assert "Sends TEXT to the model as a new prompt." in handler
+    assert "# smoke-test, release 2" in (project / "smoke-test").read_text()
+    assert "release 2" in (project / "build").read_text()
+    assert "<<<<<<<" not in handler
+    assert "_commit: v1.1.0" in (project / ".copier-answers.yml").read_text()
+    build(project)
+    report = smoke(project)
+    assert any("count_words" in c["check"] for c in report["checks"])
+    assert os.access(project / "smoke-test", os.X_OK)
+
+
+def test_overlapping_edits_come_back_as_reported_conflicts(edited_project):
+    project = edited_project
+    edit(project / "main.py", "Sends TEXT to the model.", "Sends TEXT to the model, my way.")
+    commit_all(project, "my usage text")
+    update(project, "--vcs-ref", "v1.1.0")
+    handler = (project / "main.py").read_text()
+    assert re.search(r"^<<<<<<< ", handler, re.MULTILINE), "no conflict markers"
+    assert "my way" in handler and "as a new prompt" in handler
+    # copier leaves the file unmerged, so git status reports the conflict
+    assert "UU main.py" in git(project, "status", "--porcelain").splitlines()
+    # files without an overlap still merged cleanly
+    assert "# smoke-test, release 2" in (project / "smoke-test").read_text()
+    assert 'COMMANDS["shout"]' in handler
+
+
+def test_adding_a_capability_brings_its_code_and_smoke_cases(edited_project):
+    project = edited_project
+    result = update(project, "--vcs-ref", "v1.0.0", "-d", "capabilities=[commands, tools, guard]")
+    assert result.returncode == 0, result.stderr
+    handler = (project / "main.py").read_text()
+    assert "DANGEROUS = [" in handler and "def check_tool_call" in handler
+    assert 'COMMANDS["shout"]' in handler  # user edits survive
+    assert '"intercepts"' in (project / "smoke.json").read_text()
+    assert "count_words" in (project / "smoke.json").read_text()
+    build(project)
+    report = smoke(project)
+    assert any(c["check"].startswith("intercept bash") for c in report["checks"])
+
+
+def test_removing_a_capability_removes_what_the_user_did_not_touch(releases, tmp_path):
+    project = generate(
+        releases, tmp_path / "ext", "v1.0.0", capabilities=["commands", "tools", "events"]
+    )
+    assert "/demo-ext-events.jsonl" in (project / ".gitignore").read_text()
+    result = update(project, "-d", "capabilities=[commands, tools]")
+    assert result.returncode == 0, result.stderr
+    handler = (project / "main.py").read_text()
+    assert "def record_event" not in handler and "EVENTS" not in handler
+    assert "events.jsonl" not in (project / ".gitignore").read_text()
+    assert json.loads((project / "smoke.json").read_text())["events"] == []
+    build(project)
+    smoke(project)
+
+
+def test_changing_the_language_is_refused_and_changes_nothing(edited_project):
+    project = edited_project
+    result = update(project, "-d", "language=shell")
+    assert result.returncode != 0
+    assert "cannot switch its language" in result.stderr
+    assert git(project, "status", "--porcelain") == ""
+    assert (project / "main.py").exists()
+
+
+def test_previous_release_updates_to_this_checkout(tmp_path):
+    """A project from the newest earlier release tag updates cleanly to now."""
+    repo = clone_template(tmp_path)
+    head = git(repo, "rev-parse", "HEAD")
+    tags = [
+        tag
+        for tag in git(repo, "tag", "--list", "v*", "--sort=-v:refname", "--merged", "HEAD").split()
+        if git(repo, "rev-list", "-n", "1", tag) != head
+    ]
+    if not tags:
+        pytest.skip("no earlier release tag in this checkout (git fetch --tags)")
+    previous = tags[0]
+    project = generate(
+        repo, tmp_path / "ext", previous, capabilities=["commands", "tools", "guard"]
+    )
+    result = update(project, "--vcs-ref", "HEAD")
+    assert result.returncode == 0, result.stderr
+    assert "<<<<<<<" not in (project / "main.py").read_text()
+    build(project)
+    smoke(project)
+
+
+def test_every_release_renders_without_trust_or_network(tmp_path):
+    repo = clone_template(tmp_path)
+    tags = git(repo, "tag", "--list", "v*").split()
+    for tag in tags:
+        dst = tmp_path / tag
+        copier.run_copy(
+            str(repo), str(dst), data={"name": "replay"}, defaults=True, vcs_ref=tag, quiet=True
+        )
+        assert (dst / "extension.json").is_file(), tag
