@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import itertools
@@ -118,24 +119,60 @@ class Projects:
         self.base = base
         self.base.mkdir(exist_ok=True)
 
+    @contextlib.contextmanager
+    def _making(self, name: str):
+        """Yield the path of project `name`, or None once it has been made."""
+        with open(self.base / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            done = self.base / f"{name}.built"
+            if done.exists():
+                yield None
+            else:
+                shutil.rmtree(self.base / name, ignore_errors=True)
+                yield self.base / name
+                done.touch()
+
     def get(self, variant: str, capabilities: list[str], **answers) -> Path:
         """The project of a variant (see VARIANTS) with these capabilities."""
         name = f"{variant}-{combo_id(capabilities)}"
         if answers:
             key = json.dumps(answers, sort_keys=True).encode()
             name += "-" + hashlib.sha256(key).hexdigest()[:8]
-        dst = self.base / name
-        with open(self.base / f"{name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            done = self.base / f"{name}.built"
-            if not done.exists():
-                shutil.rmtree(dst, ignore_errors=True)
-                language = VARIANTS[variant].language
+        language = VARIANTS[variant].language
+        with self._making(name) as dst:
+            if dst:
                 answers = {**dict(VARIANTS[variant].answers), **answers}
                 render(dst, language=language, capabilities=capabilities, **answers)
+                if language == "typescript":
+                    self._seed_node_modules(dst)
                 build(dst)
-                done.touch()
-        return dst
+        return self.base / name
+
+    def _seed_node_modules(self, project: Path) -> None:
+        """Hard-link the packages of one project built from scratch.
+
+        Its ./build ran the real npm install; the others' ./build then finds
+        node_modules up to date (still running npm install to check), which
+        keeps the TypeScript matrix quick.
+        """
+        with self._making("npm-seed") as seed:
+            if seed:
+                render(seed, language="typescript", capabilities=["commands"])
+                build(seed)
+
+        def link(src: str, dst: str) -> None:
+            if os.path.basename(src) == ".package-lock.json":
+                shutil.copy2(src, dst)  # npm may rewrite it in place
+            else:
+                os.link(src, dst)
+
+        shutil.copytree(
+            self.base / "npm-seed" / "node_modules",
+            project / "node_modules",
+            symlinks=True,
+            copy_function=link,
+            ignore=shutil.ignore_patterns(".build-*"),
+        )
 
     def fresh_copy(self, tmp_path: Path, variant: str, capabilities: list[str]) -> Path:
         """A private copy a test may change."""
