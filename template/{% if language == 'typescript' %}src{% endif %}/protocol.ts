@@ -189,12 +189,7 @@ function message(err: unknown): string {
 async function onCommand(ext: Extension, frame: CommandInvoked) {
   const command = ext.commands?.find((c) => c.name === frame.name);
   if (!command) return { error: `unknown command: /${frame.name}` };
-  try {
-    return await command.run(frame.args);
-  } catch (err) {
-    log(`command ${frame.name} failed: ${message(err)}`);
-    return { error: `${ext.name} failed: ${message(err)}` };
-  }
+  return await command.run(frame.args);
 }
 
 async function onToolCall(ext: Extension, frame: ToolCall) {
@@ -208,12 +203,8 @@ async function onToolCall(ext: Extension, frame: ToolCall) {
       output = await tool.run(frame.args);
       isError = false;
     } catch (err) {
-      if (err instanceof InvalidArguments) {
-        output = `invalid arguments: ${err.message}`;
-      } else {
-        log(`tool ${frame.name} failed: ${message(err)}`);
-        output = `${ext.name} failed: ${message(err)}`;
-      }
+      if (!(err instanceof InvalidArguments)) throw err;
+      output = `invalid arguments: ${err.message}`;
     }
   }
   const content: ContentBlock[] =
@@ -223,16 +214,35 @@ async function onToolCall(ext: Extension, frame: ToolCall) {
 
 function onIntercept(ext: Extension, frame: EventIntercept) {
   if (frame.event !== "tool_call" || !ext.guard) return { block: false };
-  let reason: string | null;
-  try {
-    reason = ext.guard(frame.tool_name, frame.tool_args);
-  } catch (err) {
-    // A guard that crashes refuses rather than letting the call through.
-    reason = `${ext.name} failed: ${message(err)}`;
-  }
+  const reason = ext.guard(frame.tool_name, frame.tool_args);
   if (!reason) return { block: false };
   log(`blocked: ${reason}`);
   return { block: true, reason };
+}
+
+/** The answer when a handler fails, so zot is never left waiting. */
+function failure(ext: Extension, req: Request, err: unknown): ExtensionFrame {
+  const { id } = req;
+  const text = `${ext.name} failed: ${message(err)}`;
+  switch (req.type) {
+    case "command_invoked":
+      return { type: "command_response", id, error: text };
+    case "tool_call":
+      return {
+        type: "tool_result",
+        id,
+        content: [{ type: "text", text }],
+        is_error: true,
+      };
+    case "event_intercept":
+      // A guard that fails refuses rather than letting the call through.
+      return {
+        type: "event_intercept_response",
+        id,
+        block: true,
+        reason: text,
+      };
+  }
 }
 
 function register(ext: Extension, ack: HelloAck): void {
@@ -319,14 +329,20 @@ function toRequest(frame: Record<string, unknown>): Request | null {
 }
 
 /** Run one request's handler and send its reply with the request's id. */
-async function answer(ext: Extension, frame: Request): Promise<void> {
-  const { id } = frame;
-  if (frame.type === "command_invoked") {
-    send({ type: "command_response", id, ...(await onCommand(ext, frame)) });
-  } else if (frame.type === "tool_call") {
-    send({ type: "tool_result", id, ...(await onToolCall(ext, frame)) });
-  } else {
-    send({ type: "event_intercept_response", id, ...onIntercept(ext, frame) });
+async function answer(ext: Extension, req: Request): Promise<void> {
+  const { id } = req;
+  try {
+    if (req.type === "command_invoked") {
+      send({ type: "command_response", id, ...(await onCommand(ext, req)) });
+    } else if (req.type === "tool_call") {
+      send({ type: "tool_result", id, ...(await onToolCall(ext, req)) });
+    } else {
+      send({ type: "event_intercept_response", id, ...onIntercept(ext, req) });
+    }
+  } catch (err) {
+    const detail = err instanceof Error ? err.stack : String(err);
+    log(`${req.type} handler failed: ${detail}`);
+    send(failure(ext, req, err));
   }
 }
 
@@ -341,6 +357,8 @@ export function run(ext: Extension): void {
   // The first line on stdout must be hello.
   send({ type: "hello", name: ext.name, version: ext.version, capabilities });
   stdout.on("error", () => process.exit(0)); // zot closed our stdout
+  // A promise a handler forgot to await must not end the extension.
+  process.on("unhandledRejection", (err) => log(`unhandled: ${message(err)}`));
 
   // Split stdin into lines ourselves: bytes up to each "\n", any length.
   let pending: Buffer[] = [];
