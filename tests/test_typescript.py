@@ -106,3 +106,36 @@ def test_ready_comes_at_once_after_hello_ack(projects, variant, record_property)
     record_property("start_to_hello_ms", round(hello_ms))
     record_property("hello_ack_to_ready_ms", round(ready_ms, 1))
     assert ready_ms < 250
+
+
+def test_failing_handlers_are_answered_and_not_fatal(projects, tmp_path):
+    project = projects.fresh_copy(tmp_path, "typescript", CAPABILITIES)
+    handler = project / "src" / "extension.ts"
+    source = handler.read_text()
+    # (a line of the skeleton, what to insert before it)
+    for line, insert in [
+        ("  const text = args.trim();", 'if (args === "boom") throw new Error("boom");'),
+        (
+            "  return uppercase ? text.toUpperCase() : text;",
+            'void Promise.reject(new Error("lost")); if (text === "bang") throw new Error("bang");',
+        ),
+        (
+            '  if (typeof command !== "string") {',
+            'if (command === "explode") throw new Error("kaboom");',
+        ),
+    ]:
+        assert line in source, line
+        source = source.replace(line, f"  {insert}\n{line}")
+    handler.write_text(source)
+    assert run(["./build"], project).returncode == 0
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        assert ext.command("demo-ext", "boom")["error"] == "demo-ext failed: boom"
+        reply = ext.tool("demo_ext", {"text": "bang"})
+        assert reply["is_error"] is True
+        assert reply["content"][0]["text"] == "demo-ext failed: bang"
+        reply = ext.intercept("bash", {"command": "explode"})
+        assert reply["block"] is True and "kaboom" in reply["reason"]
+        assert ext.tool("demo_ext", {"text": "fine"})["content"][0]["text"] == "fine"
+        assert "unhandled: lost" in ext.stderr()
+        assert ext.shutdown() == 0
