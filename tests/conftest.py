@@ -70,7 +70,7 @@ HANDLER = {variant: VARIANTS[variant].handler for variant in VARIANTS}
 
 def pytest_configure(config: pytest.Config) -> None:
     # Keep the user's copier settings (defaults, trust) out of every test.
-    settings = Path(tempfile.mkdtemp(prefix="copier-settings-")) / "settings.yml"
+    settings = Path(tempfile.gettempdir()) / "zot-ext-template-copier-settings.yml"
     settings.write_text("{}\n")
     os.environ["COPIER_SETTINGS_PATH"] = str(settings)
     # Each TypeScript project's ./build runs npm install: once the first has
