@@ -80,7 +80,7 @@ def test_generated_code_is_formatted_and_lint_clean(projects, language, capabili
     elif VARIANTS[language].language == "typescript":
         # ./build ran tsc under "strict"; prettier checks the formatting
         assert json.loads((project / "tsconfig.json").read_text())["compilerOptions"]["strict"]
-        checks = [["npm", "run", "--silent", "format:check"]]
+        checks = [["npm", "run", "--silent", "format:check"], [tool("shfmt"), "-d", "build"]]
     else:
         checks = [
             [tool("shellcheck"), handler],
