@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import itertools
+import json
 import os
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import copier
@@ -20,13 +25,61 @@ COMBINATIONS = [
     for size in range(1, len(CAPABILITIES) + 1)
     for combo in itertools.combinations(CAPABILITIES, size)
 ]
-LANGUAGES = ["python", "shell", "go"]
-# The file a user edits, and the file the manifest's exec starts.
-HANDLER = {"python": "main.py", "shell": "main.sh", "go": "main.go"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way to render a language: its answer plus extra answers.
+
+    Tests are parametrized by variant id; a language with one variant has its
+    own name as id (python, shell), further variants add a suffix.
+    """
+
+    language: str
+    handler: str  # the file a user edits
+    exec: str  # extension.json's exec and args
+    args: tuple[str, ...] = ()
+    answers: tuple[tuple[str, str], ...] = ()
+    executables: tuple[str, ...] = ()  # besides build and smoke-test
+    unit_tests: tuple[str, ...] = ()  # the project's own unit test command
+
+
+VARIANTS = {
+    "python": Variant("python", "main.py", "./main.py", executables=("main.py",)),
+    "shell": Variant("shell", "main.sh", "./main.sh", executables=("main.sh",)),
+    # zot's Go SDK is a module download, which needs the network: the suite
+    # builds the dependency-free Go flavour (tests/test_go_sdk.py covers the
+    # SDK one).
+    "go": Variant(
+        "go",
+        "main.go",
+        "./demo-ext",
+        answers=(("go_sdk", False),),
+        executables=("demo-ext",),
+        unit_tests=("go", "test", "-count=1", "./..."),
+    ),
+    "typescript": Variant(
+        "typescript",
+        "src/extension.ts",
+        "node",
+        ("dist/index.js",),
+        answers=(("ts_runner", "node"),),
+        unit_tests=("npm", "test"),
+    ),
+    "typescript-tsx": Variant(
+        "typescript",
+        "src/extension.ts",
+        "node",
+        ("--import", "tsx", "src/index.ts"),
+        answers=(("ts_runner", "tsx"),),
+        unit_tests=("npm", "test"),
+    ),
+}
+LANGUAGES = list(VARIANTS)
+HANDLER = {variant: VARIANTS[variant].handler for variant in VARIANTS}
+# The file the manifest's exec starts, for languages whose exec is a file.
 EXECUTABLE = {"python": "main.py", "shell": "main.sh", "go": "demo-ext"}
-# Answers every render gets unless a test says otherwise. zot's Go SDK is a
-# module download, which needs the network: the suite builds the
-# dependency-free Go flavour (tests/test_go_sdk.py covers the SDK one).
+# Answers every render of a language gets unless a test says otherwise.
 LANGUAGE_ANSWERS = {"go": {"go_sdk": False}}
 
 
@@ -35,6 +88,10 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = Path(tempfile.gettempdir()) / "zot-ext-template-copier-settings.yml"
     settings.write_text("{}\n")
     os.environ["COPIER_SETTINGS_PATH"] = str(settings)
+    # Each TypeScript project's ./build runs npm install: once the first has
+    # fetched the packages, the others take them from npm's cache.
+    os.environ.setdefault("npm_config_prefer_offline", "true")
+    os.environ.setdefault("npm_config_update_notifier", "false")
     configure_go()
 
 
@@ -86,28 +143,81 @@ def build(project: Path) -> None:
 
 
 class Projects:
-    """Rendered and built projects, made once per test session and shared."""
+    """Rendered and built projects, made once per test run and shared.
+
+    With pytest-xdist the workers share them too: the first worker to need a
+    project renders and builds it under a file lock, the others wait for it.
+    """
 
     def __init__(self, base: Path):
         self.base = base
-        self.cache: dict[tuple, Path] = {}
+        self.base.mkdir(exist_ok=True)
 
-    def get(self, language: str, capabilities: list[str], **answers) -> Path:
-        key = (language, tuple(capabilities), tuple(sorted(answers.items())))
-        if key not in self.cache:
-            dst = self.base / f"{language}-{combo_id(capabilities)}-{len(self.cache)}"
-            render(dst, language=language, capabilities=capabilities, **answers)
-            build(dst)
-            self.cache[key] = dst
-        return self.cache[key]
+    @contextlib.contextmanager
+    def _making(self, name: str):
+        """Yield the path of project `name`, or None once it has been made."""
+        with open(self.base / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            done = self.base / f"{name}.built"
+            if done.exists():
+                yield None
+            else:
+                shutil.rmtree(self.base / name, ignore_errors=True)
+                yield self.base / name
+                done.touch()
 
-    def fresh_copy(self, tmp_path: Path, language: str, capabilities: list[str]) -> Path:
+    def get(self, variant: str, capabilities: list[str], **answers) -> Path:
+        """The project of a variant (see VARIANTS) with these capabilities."""
+        name = f"{variant}-{combo_id(capabilities)}"
+        if answers:
+            key = json.dumps(answers, sort_keys=True).encode()
+            name += "-" + hashlib.sha256(key).hexdigest()[:8]
+        language = VARIANTS[variant].language
+        with self._making(name) as dst:
+            if dst:
+                answers = {**dict(VARIANTS[variant].answers), **answers}
+                render(dst, language=language, capabilities=capabilities, **answers)
+                if language == "typescript":
+                    self._seed_node_modules(dst)
+                build(dst)
+        return self.base / name
+
+    def _seed_node_modules(self, project: Path) -> None:
+        """Hard-link the packages of one project built from scratch.
+
+        Its ./build ran the real npm install; the others' ./build then finds
+        node_modules up to date (still running npm install to check), which
+        keeps the TypeScript matrix quick.
+        """
+        with self._making("npm-seed") as seed:
+            if seed:
+                render(seed, language="typescript", capabilities=["commands"])
+                build(seed)
+
+        def link(src: str, dst: str) -> None:
+            if os.path.basename(src) == ".package-lock.json":
+                shutil.copy2(src, dst)  # npm may rewrite it in place
+            else:
+                os.link(src, dst)
+
+        shutil.copytree(
+            self.base / "npm-seed" / "node_modules",
+            project / "node_modules",
+            symlinks=True,
+            copy_function=link,
+            ignore=shutil.ignore_patterns(".build-*"),
+        )
+
+    def fresh_copy(self, tmp_path: Path, variant: str, capabilities: list[str]) -> Path:
         """A private copy a test may change."""
         dst = tmp_path / "ext"
-        shutil.copytree(self.get(language, capabilities), dst, symlinks=True)
+        shutil.copytree(self.get(variant, capabilities), dst, symlinks=True)
         return dst
 
 
 @pytest.fixture(scope="session")
 def projects(tmp_path_factory: pytest.TempPathFactory) -> Projects:
-    return Projects(tmp_path_factory.mktemp("projects"))
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    return Projects(base / "projects")

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, COMBINATIONS, HANDLER, LANGUAGES, build, combo_id
+from conftest import CAPABILITIES, COMBINATIONS, HANDLER, LANGUAGES, VARIANTS, build, combo_id
 from host import ExtensionProcess
 
 GUARD_CASES = json.loads((Path(__file__).parent / "guard_cases.json").read_text())
@@ -224,17 +224,20 @@ SLOW_TOOL = {
     "go": (
         "\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
         "\ttime.Sleep(3 * time.Second)\n\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
+    "typescript": (
+        "  return uppercase ? text.toUpperCase() : text;",
+        "  await new Promise((resolve) => setTimeout(resolve, 3000));\n  return uppercase ? text.toUpperCase() : text;",
     ),
 }
 
 
-@pytest.mark.parametrize("language", [lang for lang in LANGUAGES if lang in SLOW_TOOL])
+@pytest.mark.parametrize("language", [v for v in LANGUAGES if VARIANTS[v].language in SLOW_TOOL])
 def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path, language):
     """Requests run off the read loop; a slow tool must not hold a guard."""
     project = projects.fresh_copy(tmp_path, language, CAPABILITIES)
     handler = project / HANDLER[language]
     source = handler.read_text()
-    slow = source.replace(*SLOW_TOOL[language])
+    slow = source.replace(*SLOW_TOOL[VARIANTS[language].language])
     assert slow != source
     handler.write_text(slow)
     build(project)

@@ -8,17 +8,25 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, EXECUTABLE, HANDLER, LANGUAGES, render, run
+from conftest import CAPABILITIES, HANDLER, LANGUAGES, VARIANTS, render, run
 
-# What each language's build needs; hiding it must give an install hint.
-TOOLCHAIN = {"python": "python3", "shell": "jq", "go": "go"}
+# What each language's build needs; hiding any one must give an install hint.
+TOOLCHAIN = {"python": ["python3"], "shell": ["jq"], "go": ["go"], "typescript": ["node", "npm"]}
+# The basic tools a build uses.
+BASICS = ["sh", "bash", "dirname", "chmod", "env", "cat", "sed", "find", "head", "touch"]
+MISSING = [
+    # the first tool of a language keeps the language's own test id
+    pytest.param(variant, tool, id=variant if i == 0 else f"{variant}-{tool}")
+    for variant in LANGUAGES
+    for i, tool in enumerate(TOOLCHAIN[VARIANTS[variant].language])
+]
 
 
 def bare_path(tmp_path: Path, hide: str) -> str:
-    """A PATH with the basic tools a build uses, minus `hide`."""
+    """A PATH with the basic tools and every toolchain, minus `hide`."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for tool in ["sh", "bash", "dirname", "chmod", "python3", "jq", "env", "cat", "sed"]:
+    for tool in BASICS + [tool for tools in TOOLCHAIN.values() for tool in tools]:
         found = shutil.which(tool)
         if found and tool != hide:
             (bin_dir / tool).symlink_to(found)
@@ -28,23 +36,26 @@ def bare_path(tmp_path: Path, hide: str) -> str:
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_build_is_idempotent_and_sets_the_exec_bit(projects, tmp_path, language):
     project = projects.fresh_copy(tmp_path, language, CAPABILITIES)
-    executable = project / EXECUTABLE[language]
-    executable.chmod(executable.stat().st_mode & ~(stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
+    executables = [project / name for name in VARIANTS[language].executables]
+    for executable in executables:
+        mode = executable.stat().st_mode
+        executable.chmod(mode & ~(stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
     for _ in range(2):
         result = run(["./build"], project)
         assert result.returncode == 0, result.stderr
         assert "ready" in result.stdout
-    assert os.access(executable, os.X_OK)
+    for executable in executables:
+        assert os.access(executable, os.X_OK), executable
     assert not (project / "__pycache__").exists()
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
-def test_missing_toolchain_gives_an_install_hint(projects, tmp_path, language):
+@pytest.mark.parametrize(("language", "hide"), MISSING)
+def test_missing_toolchain_gives_an_install_hint(projects, tmp_path, language, hide):
     project = projects.fresh_copy(tmp_path, language, CAPABILITIES)
-    env = {**os.environ, "PATH": bare_path(tmp_path, TOOLCHAIN[language])}
+    env = {**os.environ, "PATH": bare_path(tmp_path, hide)}
     result = run(["sh", "./build"], project, env=env)
     assert result.returncode != 0
-    assert f"{TOOLCHAIN[language]} not found" in result.stderr
+    assert f"{hide} not found" in result.stderr
     assert "install" in result.stderr.lower()
     assert "Traceback" not in result.stderr
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 
 import pytest
-from conftest import COMBINATIONS, EXECUTABLE, HANDLER, LANGUAGES, combo_id, run
+from conftest import COMBINATIONS, HANDLER, LANGUAGES, VARIANTS, combo_id, run
 
 BIN = os.path.dirname(sys.executable)  # ruff, shellcheck, shfmt live here
 # ruff's default rules plus pycodestyle warnings, isort, bugbear, pyupgrade.
@@ -29,17 +30,18 @@ def tool(name: str) -> str:
 def test_renders_builds_and_passes_its_smoke_test(projects, language, capabilities):
     project = projects.get(language, capabilities)
 
+    variant = VARIANTS[language]
     manifest = json.loads((project / "extension.json").read_text())
     assert manifest == {
         "name": "demo-ext",
         "version": "0.1.0",
-        "exec": f"./{EXECUTABLE[language]}",
-        "args": [],
-        "language": language,
+        "exec": variant.exec,
+        "args": list(variant.args),
+        "language": variant.language,
         "description": "A zot extension",
         "enabled": True,
     }
-    for executable in (EXECUTABLE[language], "build", "smoke-test"):
+    for executable in (*variant.executables, "build", "smoke-test"):
         assert os.access(project / executable, os.X_OK), executable
     others = set(HANDLER.values()) - {HANDLER[language]}
     assert not [name for name in others if (project / name).exists()]
@@ -51,6 +53,22 @@ def test_renders_builds_and_passes_its_smoke_test(projects, language, capabiliti
     assert result.returncode == 0 and report["passed"], (failed, result.stderr)
     assert report["counts"]["fail"] == 0
     assert report["ready_ms"] is not None
+
+
+@pytest.mark.parametrize(
+    ("language", "capabilities"),
+    [param for param in MATRIX if VARIANTS[param.values[0]].unit_tests],
+)
+def test_own_unit_tests_pass(projects, language, capabilities):
+    project = projects.get(language, capabilities)
+    result = run(list(VARIANTS[language].unit_tests), project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    if VARIANTS[language].language == "go":
+        assert result.stdout.startswith("ok "), result.stdout
+    else:
+        # node's test runner closes with "# pass N" / "# fail 0" (or "ℹ pass N")
+        assert re.search(r"pass [1-9]", result.stdout), result.stdout
+        assert re.search(r"fail 0$", result.stdout, re.MULTILINE), result.stdout
 
 
 @pytest.mark.parametrize(("language", "capabilities"), MATRIX)
@@ -67,6 +85,10 @@ def test_generated_code_is_formatted_and_lint_clean(projects, language, capabili
             [tool("gofmt"), "-l", "-d", "."],  # prints the files it would change
             [tool("go"), "vet", "./..."],
         ]
+    elif VARIANTS[language].language == "typescript":
+        # ./build ran tsc under "strict"; prettier checks the formatting
+        assert json.loads((project / "tsconfig.json").read_text())["compilerOptions"]["strict"]
+        checks = [["npm", "run", "--silent", "format:check"], [tool("shfmt"), "-d", "build"]]
     else:
         checks = [
             [tool("shellcheck"), handler],
@@ -78,17 +100,3 @@ def test_generated_code_is_formatted_and_lint_clean(projects, language, capabili
         assert result.returncode == 0, f"{check}:\n{result.stdout}{result.stderr}"
         if check[0].endswith("gofmt"):
             assert not result.stdout, f"not gofmt-clean:\n{result.stdout}"
-
-
-# The generated projects' own unit tests.
-UNIT_TESTS = {"go": ["go", "test", "-count=1", "./..."]}
-
-
-@pytest.mark.parametrize(
-    ("language", "capabilities"),
-    [param for param in MATRIX if param.values[0] in UNIT_TESTS],
-)
-def test_generated_unit_tests_pass(projects, language, capabilities):
-    project = projects.get(language, capabilities)
-    result = run(UNIT_TESTS[language], project)
-    assert result.returncode == 0, f"{result.stdout}{result.stderr}"

@@ -107,6 +107,21 @@ def test_follow_up_questions_are_only_asked_when_relevant(tmp_path):
     assert not {"command_name", "tool_name", "tool_description", "events"} & set(answers)
 
 
+def test_the_typescript_runner_is_asked_for_typescript_only(tmp_path):
+    render(tmp_path / "py", language="python")
+    answers = yaml.safe_load((tmp_path / "py" / ".copier-answers.yml").read_text())
+    assert "ts_runner" not in answers
+    render(tmp_path / "ts", language="typescript")
+    answers = yaml.safe_load((tmp_path / "ts" / ".copier-answers.yml").read_text())
+    assert answers["ts_runner"] == "node"
+    manifest = json.loads((tmp_path / "ts" / "extension.json").read_text())
+    assert (manifest["exec"], manifest["args"]) == ("node", ["dist/index.js"])
+    render(tmp_path / "tsx", language="typescript", ts_runner="tsx")
+    manifest = json.loads((tmp_path / "tsx" / "extension.json").read_text())
+    assert (manifest["exec"], manifest["args"]) == ("node", ["--import", "tsx", "src/index.ts"])
+    assert not (tmp_path / "tsx" / "dist").exists()
+
+
 def test_choices_help_and_no_trust_needed():
     config = yaml.safe_load((ROOT / "copier.yml").read_text())
     questions = {k: v for k, v in config.items() if not k.startswith("_")}
@@ -126,7 +141,7 @@ HOSTILE = [
 ]
 
 
-@pytest.mark.parametrize("language", ["python", "shell", "go"])
+@pytest.mark.parametrize("language", ["python", "shell", "go", "typescript"])
 @pytest.mark.parametrize(
     "template", HOSTILE, ids=["quotes", "substitution", "jinja", "unicode", "injection"]
 )
