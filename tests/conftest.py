@@ -18,6 +18,10 @@ import copier
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The guard's shared table: rendered as guard-cases.json into every project
+# with the guard, which ./smoke-test and the Go and TypeScript unit tests read.
+GUARD_CASES_FILE = ROOT / "template" / "{% if 'guard' in capabilities %}guard-cases.json{% endif %}"
+GUARD_CASES = json.loads(GUARD_CASES_FILE.read_text())
 CAPABILITIES = ["commands", "tools", "events", "guard"]
 # Every non-empty combination of capabilities, e.g. "commands+guard".
 COMBINATIONS = [

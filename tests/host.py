@@ -125,13 +125,13 @@ class ExtensionProcess:
         assert reply.get("id") == frame["id"], (frame, reply)
         return reply
 
-    def command(self, name: str, args: str) -> dict:
-        return self.request({"type": "command_invoked", "name": name, "args": args})
+    def command(self, name: str, args: str, timeout: float = 5.0) -> dict:
+        return self.request({"type": "command_invoked", "name": name, "args": args}, timeout)
 
-    def tool(self, name: str, args) -> dict:
-        return self.request({"type": "tool_call", "name": name, "args": args})
+    def tool(self, name: str, args, timeout: float = 5.0) -> dict:
+        return self.request({"type": "tool_call", "name": name, "args": args}, timeout)
 
-    def intercept(self, tool_name: str, tool_args, event: str = "tool_call") -> dict:
+    def intercept(self, tool_name: str, tool_args, event="tool_call", timeout=5.0) -> dict:
         return self.request(
             {
                 "type": "event_intercept",
@@ -140,7 +140,8 @@ class ExtensionProcess:
                 "tool_name": tool_name,
                 "tool_args": tool_args,
                 "step": 1,
-            }
+            },
+            timeout,
         )
 
     # -- ending --------------------------------------------------------------

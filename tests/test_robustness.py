@@ -1,0 +1,138 @@
+"""Hostile input against every generated variant (see tests/robustness.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from conftest import CAPABILITIES, GUARD_CASES, LANGUAGES
+from host import ExtensionProcess
+from robustness import TOOL, hostile_session, line, pipeline, verdicts
+
+MAX_COMMAND = 65536  # the guard refuses longer commands unread
+
+
+@pytest.fixture(params=LANGUAGES)
+def ext(request, projects, tmp_path):
+    """A running extension with every capability, past its handshake."""
+    with ExtensionProcess(projects.get(request.param, CAPABILITIES), data_dir=tmp_path) as proc:
+        proc.handshake()
+        yield proc
+
+
+def test_hostile_lines_are_skipped_and_every_request_is_answered_once(ext, record_property):
+    record_property("cases", hostile_session(ext))
+    assert "not json" in ext.stderr()
+
+
+def test_a_thousand_requests_in_flight_are_all_answered(ext, record_property):
+    """Tool calls and intercepts interleaved, sent without waiting."""
+    lines, expect, want = [], {}, {}
+    for i in range(500):
+        lines.append(
+            line(
+                {
+                    "type": "tool_call",
+                    "id": f"t{i}",
+                    "name": TOOL,
+                    "args": {"text": f"n{i}", "uppercase": i % 3 == 0},
+                }
+            )
+        )
+        expect[f"t{i}"], want[f"t{i}"] = "tool_result", f"N{i}" if i % 3 == 0 else f"n{i}"
+        command = "rm -rf /" if i % 2 else f"ls {i}"
+        lines.append(
+            line(
+                {
+                    "type": "event_intercept",
+                    "id": f"g{i}",
+                    "event": "tool_call",
+                    "tool_name": "bash",
+                    "tool_args": {"command": command},
+                }
+            )
+        )
+        expect[f"g{i}"], want[f"g{i}"] = "event_intercept_response", bool(i % 2)
+    started = time.monotonic()
+    answers = pipeline(ext, lines, expect, timeout=120)
+    record_property("seconds", round(time.monotonic() - started, 2))
+    for rid, answer in answers.items():
+        got = answer["content"][0]["text"] if rid[0] == "t" else answer["block"]
+        assert got == want[rid], (rid, answer)
+    assert ext.shutdown() == 0
+
+
+def test_guard_gives_every_verdict_of_the_shared_table(ext, record_property):
+    commands = GUARD_CASES["refused"] + GUARD_CASES["allowed"]
+    blocks = verdicts(ext, commands)
+    want = [True] * len(GUARD_CASES["refused"]) + [False] * len(GUARD_CASES["allowed"])
+    wrong = [(c, got) for c, got, w in zip(commands, blocks, want, strict=True) if got != w]
+    assert not wrong, wrong
+    record_property("cases", len(commands))
+
+
+def test_guard_refuses_a_command_too_long_to_check(ext):
+    at_limit = "echo " + "a" * (MAX_COMMAND - 5)
+    over = at_limit + "a"
+    reply = ext.intercept("bash", {"command": over})
+    assert reply["block"] is True and "too long to check" in reply["reason"]
+    assert ext.intercept("bash", {"command": at_limit})["block"] is False
+    # bash joins continued lines before the guard reads them
+    assert ext.intercept("bash", {"command": "r\\\nm -r\\\nf /"})["block"] is True
+
+
+# Commands at the length limit built to make a backtracking regex engine slow.
+SLOW_COMMANDS = {
+    "rm -r repeated": "rm " + "-r " * (MAX_COMMAND // 3 - 1),
+    "rm -r rm -r": "rm -r " * (MAX_COMMAND // 6),
+    "chmod -R repeated": "chmod " + "-R " * (MAX_COMMAND // 3 - 2),
+    "one long word": "a" * MAX_COMMAND,
+    "sudo -u repeated": "sudo -u " * (MAX_COMMAND // 16) + "rm " + "-r " * (MAX_COMMAND // 6 - 1),
+    "fork bomb bodies": ";a(){ |" * (MAX_COMMAND // 7),
+    "pipes after curl": "curl x " + "| x " * (MAX_COMMAND // 4 - 2),
+    "separators": ";" * MAX_COMMAND,
+    "newlines": "\n" * MAX_COMMAND,
+    "long option": "rm -" + "r" * (MAX_COMMAND - 4),
+}
+
+
+def test_guard_decides_fast_on_commands_built_to_be_slow(ext, record_property):
+    """zot allows a call after 5 s without a decision: a slow guard fails open."""
+    timings = {}
+    for label, command in SLOW_COMMANDS.items():
+        assert len(command) <= MAX_COMMAND, label
+        started = time.monotonic()
+        ext.intercept("bash", {"command": command}, timeout=5)
+        timings[label] = round(time.monotonic() - started, 3)
+    record_property("seconds", json.dumps(timings))
+    assert max(timings.values()) < 2.5, timings
+
+
+@pytest.mark.parametrize("variant", LANGUAGES)
+def test_a_lone_guard_survives_hostile_input(projects, variant):
+    """Only the guard: tool calls and commands get their error answers."""
+    with ExtensionProcess(projects.get(variant, ["guard"])) as ext:
+        ext.handshake()
+        expect = {"t": "tool_result", "c": "command_response", "g": "event_intercept_response"}
+        answers = pipeline(
+            ext,
+            [
+                b"junk\n",
+                line({"type": "tool_call", "id": "t", "name": TOOL, "args": {"text": "x"}}),
+                line({"type": "command_invoked", "id": "c", "name": "demo-ext", "args": "x"}),
+                line(
+                    {
+                        "type": "event_intercept",
+                        "id": "g",
+                        "event": "tool_call",
+                        "tool_name": "bash",
+                        "tool_args": {"command": "sudo rm -rf /"},
+                    }
+                ),
+            ],
+            expect,
+        )
+        assert answers["t"]["is_error"] is True and answers["c"]["error"]
+        assert answers["g"]["block"] is True
+        assert ext.shutdown() == 0
