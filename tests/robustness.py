@@ -66,12 +66,12 @@ def pipeline(ext: ExtensionProcess, lines: list[bytes], expect: dict[str, str], 
     while len(answers) < len(expect):
         left = deadline - time.monotonic()
         missing = sorted(set(expect) - set(answers))[:5]
-        assert left > 0, f"no answer to {missing}... ({len(answers)}/{len(expect)} answered)"
+        progress = f"no answer to {missing}... ({len(answers)}/{len(expect)} answered)"
+        assert left > 0, progress
         try:
             frame = ext.read_frame(timeout=left)
         except queue.Empty:
-            frame = {}
-            assert False, f"no answer to {missing}... ({len(answers)}/{len(expect)} answered)"
+            raise AssertionError(progress) from None
         assert isinstance(frame.get("type"), str), frame
         if frame["type"] not in ANSWER.values():
             continue
