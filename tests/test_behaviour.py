@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import time
-from pathlib import Path
 
 import pytest
 from conftest import CAPABILITIES, COMBINATIONS, HANDLER, LANGUAGES, VARIANTS, build, combo_id
 from host import ExtensionProcess
 
-GUARD_CASES = json.loads((Path(__file__).parent / "guard_cases.json").read_text())
 NAME, TOOL = "demo-ext", "demo_ext"
 MAX_LINE = 4 * 1024 * 1024  # zot's limit for one JSON line
 
@@ -129,51 +128,13 @@ def test_events_are_appended_to_the_audit_log(ext, tmp_path):
     assert "turn_start" in ext.stderr()
 
 
-@pytest.mark.parametrize("command", GUARD_CASES["refused"])
-def test_guard_refuses_dangerous_commands(ext, command):
-    reply = ext.intercept("bash", {"command": command})
+def test_guard_refuses_with_a_reason_naming_the_extension(ext):
+    """Every verdict of guard-cases.json: tests/test_robustness.py."""
+    reply = ext.intercept("bash", {"command": "ls\nsudo rm -rf /"})
     assert reply["type"] == "event_intercept_response"
-    assert reply["block"] is True, command
-    assert reply["reason"].startswith(f"refused by {NAME}: ")
-
-
-@pytest.mark.parametrize("command", GUARD_CASES["allowed"])
-def test_guard_allows_harmless_look_alikes(ext, command):
-    reply = ext.intercept("bash", {"command": command})
-    assert reply["block"] is False, command
-
-
-@pytest.mark.parametrize(
-    ("tool_name", "tool_args"),
-    [
-        ("bash", {}),
-        ("bash", {"command": ["rm", "-rf", "/"]}),
-        ("bash", None),
-        ("write", {"path": "rm -rf /", "content": "rm -rf /"}),
-    ],
-    ids=["no-command", "list-command", "null-args", "other-tool"],
-)
-def test_guard_allows_calls_it_does_not_judge(ext, tool_name, tool_args):
-    assert ext.intercept(tool_name, tool_args)["block"] is False
-
-
-def test_malformed_and_unknown_frames_are_skipped(ext):
-    for line in [
-        b"this is not json\n",
-        b"[1, 2]\n",
-        b"42\n",
-        b"\n",
-        b"\xff\xfe not utf-8\n",
-        b'{"type": "no_such_frame"}\n',
-        b'{"type": "tool_call", "name": "demo_ext", "args": {"text": "no id"}}\n',
-        b'{"no_type": true}\n',
-    ]:
-        ext.send_raw(line)
-    ext.send_raw(b'{"type":"tool_call","id":"crlf","name":"demo_ext","args":{"text":"ok"}}\r\n')
-    reply = ext.read_frame()
-    assert reply["id"] == "crlf" and reply["content"][0]["text"] == "ok"
-    assert ext.tool(TOOL, {"text": "still alive"})["is_error"] is False
-    assert "not json" in ext.stderr()
+    assert reply["block"] is True
+    assert reply["reason"].startswith(f"refused by {NAME}: recursive force delete")
+    assert ext.intercept("bash", {"command": "ls -la"})["block"] is False
 
 
 def test_stdout_carries_only_json_frames(ext):
@@ -229,12 +190,37 @@ SLOW_TOOL = {
         "  return uppercase ? text.toUpperCase() : text;",
         "  await new Promise((resolve) => setTimeout(resolve, 3000));\n  return uppercase ? text.toUpperCase() : text;",
     ),
+    "shell": ("\tprintf '%s' \"$1\"\n}", "\tsleep 3\n\tprintf '%s' \"$1\"\n}"),
 }
 
 
-@pytest.mark.parametrize("language", [v for v in LANGUAGES if VARIANTS[v].language in SLOW_TOOL])
-def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path, language):
-    """Requests run off the read loop; a slow tool must not hold a guard."""
+def leftovers(ext: ExtensionProcess, wait: float = 0.5) -> list[str]:
+    """The processes still running in the extension's group after `wait` s.
+
+    Zombies do not count: a process whose parent exited waits there for init
+    to reap it (tsx's esbuild service, in a container without an init).
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        ps = subprocess.run(
+            ["ps", "-o", "stat=,pid=,args=", "-g", str(ext.proc.pid)],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
+        running = [line for line in ps.stdout.splitlines() if not line.startswith("Z")]
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_slow_tool_holds_up_neither_the_guard_nor_the_exit(projects, tmp_path, language):
+    """Requests run off the read loop; shutdown and end of input stop a tool.
+
+    The shell flavour answers one request at a time: its guard decision waits
+    for the tool (zot allows the call after 5 s), which docs/behaviour.md says.
+    """
     project = projects.fresh_copy(tmp_path, language, CAPABILITIES)
     handler = project / HANDLER[language]
     source = handler.read_text()
@@ -242,6 +228,7 @@ def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path, langua
     assert slow != source
     handler.write_text(slow)
     build(project)
+    sequential = language == "shell"
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
         ext.handshake()
         ext.send({"type": "tool_call", "id": "slow", "name": TOOL, "args": {"text": "x"}})
@@ -255,13 +242,26 @@ def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path, langua
                 "tool_args": {"command": "rm -rf /"},
             }
         )
-        reply = ext.read_frame(timeout=5)
-        assert reply["id"] == "guard" and reply["block"] is True
-        assert time.monotonic() - started < 1.0
-        assert ext.read_frame(timeout=5)["id"] == "slow"
-        # shutdown while a tool is in flight still exits at once
+        first = ext.read_frame(timeout=5)
+        answered_after = time.monotonic() - started
+        second = ext.read_frame(timeout=5)
+        order = ["slow", "guard"] if sequential else ["guard", "slow"]
+        assert [first["id"], second["id"]] == order
+        assert (second if sequential else first)["block"] is True
+        if not sequential:
+            assert answered_after < 1.0
+        # shutdown while a tool is in flight exits at once, no child left
         ext.send({"type": "tool_call", "id": "slow2", "name": TOOL, "args": {"text": "x"}})
+        time.sleep(0.2)  # the tool is running
         assert ext.shutdown(timeout=2) == 0
+        assert not leftovers(ext)
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        ext.send({"type": "tool_call", "id": "slow3", "name": TOOL, "args": {"text": "x"}})
+        time.sleep(0.2)
+        ext.close_stdin()  # the end of input, without shutdown
+        assert ext.wait(2) == 0
+        assert not leftovers(ext)
 
 
 # Where each language's tool starts its answer, and a crash on "boom" to put there.

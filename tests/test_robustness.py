@@ -6,7 +6,7 @@ import json
 import time
 
 import pytest
-from conftest import CAPABILITIES, GUARD_CASES, LANGUAGES
+from conftest import CAPABILITIES, GUARD_CASES, LANGUAGES, run
 from host import ExtensionProcess
 from robustness import TOOL, hostile_session, line, pipeline, verdicts
 
@@ -136,3 +136,19 @@ def test_a_lone_guard_survives_hostile_input(projects, variant):
         assert answers["t"]["is_error"] is True and answers["c"]["error"]
         assert answers["g"]["block"] is True
         assert ext.shutdown() == 0
+
+
+def test_shell_guard_has_the_python_guards_patterns_and_texts(projects):
+    """main.sh builds DANGEROUS from the same blocks, string for string."""
+    script = (
+        'source <(sed -n "/^# --- The guard/,/^MAX_COMMAND=/p" main.sh)'
+        ' && printf "%s\\0" "${DANGEROUS[@]}"'
+    )
+    result = run(["bash", "-c", script], projects.get("shell", ["guard"]))
+    assert result.returncode == 0, result.stderr
+    flat = result.stdout.split("\0")[:-1]
+    shell = [flat[i : i + 3] for i in range(0, len(flat), 3)]
+    python = projects.get("python", ["guard"])
+    dump = "import json, runpy; print(json.dumps(runpy.run_path('main.py')['DANGEROUS']))"
+    expected = json.loads(run(["python3", "-c", dump], python).stdout)
+    assert shell == expected
