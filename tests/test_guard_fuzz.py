@@ -1,0 +1,106 @@
+"""Differential fuzzing of the guard: every language gives the same verdict.
+
+Hypothesis builds command lines from the words the patterns look for (and
+from the characters that regex engines disagree about: \\v, NBSP, U+2028,
+non-ASCII letters, ...), joined by blanks, separators and line breaks. Each
+running extension judges a batch at once; all must agree with main.py's
+check_tool_call, and with each other.
+"""
+
+from __future__ import annotations
+
+import itertools
+import runpy
+import warnings
+
+import pytest
+from conftest import GUARD_CASES, LANGUAGES
+from host import ExtensionProcess
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from robustness import verdicts
+
+WORDS_TEXT = """rm -rf -fr -r -f -R -Rf -rv -v --recursive --force --no-preserve-root / ~ . * /*
+~/ "$HOME" x notes.txt sudo -u root doas env X=1 nohup exec command time nice -n 10
+timeout xargs -0 -I{} eval sh bash zsh -c then do else if while until ! { } ( ) $(
+` find -delete -exec -execdir {} + \\; -name '*.o' mkfs mkfs.ext4 -t ext4 /dev/sda
+/dev/sda1 /dev/null /dev/nvme0n1 dd if=/dev/zero of=/dev/sda of=disk.img bs=4M > >> >|
+&> tee -a chmod 777 0777 755 a+rwx -R curl wget -fsSL -qO- -O- https://x | |& || && ; &
+source . <( :(){ :|:& };: bomb() function f f|f& echo git npm docker rm-rf /bin/rm \\rm
+"rm" 'rm' '-rf' "-r" """
+WORDS = WORDS_TEXT.split()
+# Characters on which regex engines disagree when a pattern is careless.
+ODD = ["\v", "\f", "\r", "\x1c", "\x85", "\xa0", "\u2028", "\u3000", "\ufeff", "é", "ß", "😀"]
+JOINERS = [" ", " ", " ", "  ", "\t", "", "\n", ";", " | ", " && ", "\\\n", *ODD]
+
+word = st.one_of(
+    st.sampled_from(WORDS),
+    st.sampled_from(WORDS).map(lambda w: f'"{w}"'),
+    st.text(alphabet=st.sampled_from([*"rf-/;|&(){}$`'\"\\ \n", *ODD]), max_size=4),
+)
+words = st.lists(st.tuples(st.sampled_from(JOINERS), word), max_size=14).map(
+    lambda parts: "".join(joiner + w for joiner, w in parts).lstrip(" ")
+)
+
+
+def respace(case: str, joiners: list[str], before: str, after: str) -> str:
+    """A case of guard-cases.json with other blanks, and more around it."""
+    parts = case.split(" ")
+    return before + "".join(p + j for p, j in zip(parts, [*joiners, ""], strict=False)) + after
+
+
+# Random words, and the shared table's cases changed a little.
+CASES = GUARD_CASES["refused"] + GUARD_CASES["allowed"]
+near_a_case = st.builds(
+    respace,
+    st.sampled_from(CASES),
+    st.lists(st.sampled_from([" ", " ", " ", *JOINERS]), min_size=12, max_size=12),
+    st.one_of(st.just(""), words.map(lambda w: w + "; ")),
+    st.one_of(st.just(""), words.map(lambda w: " " + w)),
+)
+command = st.one_of(words, near_a_case)
+BATCH = 50
+EXAMPLES = 40
+ids = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def guards(projects):
+    """One running guard-only extension per variant, and main.py's check."""
+    processes = {}
+    try:
+        for variant in LANGUAGES:
+            processes[variant] = ExtensionProcess(projects.get(variant, ["guard"]))
+            processes[variant].handshake()
+        main = runpy.run_path(str(projects.get("python", ["guard"]) / "main.py"))
+        yield main["check_tool_call"], processes
+    finally:
+        for process in processes.values():
+            process.kill()
+
+
+@settings(
+    max_examples=EXAMPLES,
+    derandomize=True,  # the same examples on every run and in CI
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(commands=st.lists(command, min_size=BATCH, max_size=BATCH))
+def test_every_language_gives_the_same_verdict(guards, commands):
+    check, processes = guards
+    expected = [check("bash", {"command": c}) is not None for c in commands]
+    for variant, process in processes.items():
+        got = verdicts(process, commands, prefix=f"f{next(ids)}-")
+        wrong = [(c, g) for c, g, e in zip(commands, got, expected, strict=True) if g != e]
+        assert not wrong, (variant, wrong)
+
+
+def test_the_fuzzer_reaches_both_verdicts(guards):
+    """Otherwise the test above would prove little."""
+    check, _ = guards
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # example() outside @given
+        sample = [command.example() for _ in range(300)]
+    refused = sum(check("bash", {"command": c}) is not None for c in sample)
+    assert 20 < refused < 280, refused
