@@ -33,7 +33,7 @@ PIECES = [
     '"', "'", "\\", "\\\\", '\\"', "\\'", "\\n", "\\u0041", "$(touch @MARK@)", "`touch @MARK@`",
     "${HOME}", "$HOME", "{{ 7 * 7 }}", "{{", "}}", "{% raw %}", "{% endraw %}", "{%", "%}",
     "{#", "#}", "#", "//", "/*", "*/", "<!--", "-->", '"""', "'''", "%s", "%d", ";", "|", "&",
-    "`", "${", "'\\''", "<script>", "é", "😀", "\u200b", "\u202e", "\u00a0", " ",
+    "`", "${", "'\\''", "'; rm -rf @MARK@; echo '", "<script>", "*em*", "[l](u)", "é", "😀", "\u200b", "\u202e", "\u00a0", " ",
 ]  # fmt: skip
 # Any printable character the validators let through (U+FEFF is refused:
 # Go rejects it anywhere in a source file).
@@ -143,7 +143,7 @@ def check_rendered(project: Path, language: str, description: str, tool: str) ->
 
 
 @pytest.mark.parametrize("language", LANGUAGES4)
-@settings(max_examples=25, **SETTINGS)
+@settings(max_examples=50, **SETTINGS)
 @given(description=one_line(160), tool=one_line(900))
 @example(description=HANDWRITTEN[0], tool=HANDWRITTEN[1])
 def test_any_free_text_renders_verbatim(tmp_path, marker, language, description, tool):
@@ -175,7 +175,7 @@ def build_and_smoke(project: Path, marker: Path, description: str, tool: str) ->
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-@settings(max_examples=2, **SETTINGS)
+@settings(max_examples=4, **SETTINGS)
 @given(description=one_line(160), tool=one_line(900))
 @example(description=HANDWRITTEN[0], tool=HANDWRITTEN[1])
 def test_free_text_builds_and_passes_its_smoke_test(

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import copier
 import pytest
 import yaml
-from conftest import ROOT, build, render
-from host import ExtensionProcess
+from conftest import ROOT, render
 
 
 def refusal(tmp_path: Path, **answers) -> str:
@@ -132,46 +130,6 @@ def test_choices_help_and_no_trust_needed():
     assert config["_subdirectory"] == "template"
 
 
-HOSTILE = [
-    'it\'s "quoted" \\ back\\slash \\n \\u0041',
-    "$(touch {marker}) `touch {marker}` ${{HOME}} $HOME",
-    "{{{{ 7 * 7 }}}} {{% raw %}} {{# c #}} <!-- --> <script>x</script> *em* [l](u)",
-    "non-ASCII: café 日本語 😀 \u2603 \u00a0nbsp",
-    "'; rm -rf {marker}; echo '",
-]
-
-
-@pytest.mark.parametrize("language", ["python", "shell", "go", "typescript"])
-@pytest.mark.parametrize(
-    "template", HOSTILE, ids=["quotes", "substitution", "jinja", "unicode", "injection"]
-)
-def test_hostile_free_text_is_embedded_verbatim(tmp_path, language, template):
-    marker = tmp_path / "pwned"
-    text = template.format(marker=marker)
-    project = render(
-        tmp_path / "ext",
-        language=language,
-        capabilities=["commands", "tools", "events", "guard"],
-        description=text,
-        tool_description=text + " (tool)",
-    )
-    build(project)
-    manifest = json.loads((project / "extension.json").read_text())
-    assert manifest["description"] == text
-    assert text in (project / "README.md").read_text()
-    with ExtensionProcess(project, data_dir=tmp_path) as ext:
-        _, frames = ext.handshake()
-        registered = {f["type"]: f for f in frames}
-        assert registered["register_command"]["description"] == text
-        assert registered["register_tool"]["description"] == text + " (tool)"
-        assert ext.shutdown() == 0
-    smoke = subprocess.run(
-        ["./smoke-test"], check=False, cwd=project, capture_output=True, text=True, timeout=60
-    )
-    assert smoke.returncode == 0, smoke.stdout + smoke.stderr
-    assert not marker.exists(), "free text was executed"
-
-
 def test_go_asks_for_a_module_path_and_the_sdk_choice(tmp_path):
     copier.run_copy(
         str(ROOT),
@@ -228,3 +186,11 @@ def test_go_module_paths_are_accepted(tmp_path, module):
 def test_bad_go_module_paths_are_refused(tmp_path, module, hint):
     message = refusal(tmp_path, language="go", go_module=module)
     assert hint in message and "example.com/" in message
+
+
+@pytest.mark.parametrize(
+    "answer", ["description", "tool_description"], ids=["description", "tool-description"]
+)
+def test_an_invisible_byte_order_mark_is_refused(tmp_path, answer):
+    """Go rejects U+FEFF anywhere in a source file (the text lands in main.go)."""
+    assert "U+FEFF" in refusal(tmp_path, **{answer: "a\ufeffb"})
