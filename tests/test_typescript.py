@@ -120,8 +120,8 @@ def test_failing_handlers_are_answered_and_not_fatal(projects, tmp_path):
             'void Promise.reject(new Error("lost")); if (text === "bang") throw new Error("bang");',
         ),
         (
-            '  if (typeof command !== "string") {',
-            'if (command === "explode") throw new Error("kaboom");',
+            '  if (typeof line !== "string") {',
+            'if (line === "explode") throw new Error("kaboom");',
         ),
     ]:
         assert line in source, line
