@@ -670,59 +670,62 @@ def markdown(
 
 
 def chart(subjects: list[Subject], path: Path) -> None:
+    """Two panels: spawn→ready (median, p95) and the tool round trip (p50, p99)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     started = [s for s in subjects if "ready_p50" in s.results]
     called = [s for s in subjects if "tool_p50" in s.results]
     fig, (top, bottom) = plt.subplots(
         2,
         1,
-        figsize=(9, 2.2 + 0.45 * (len(started) + len(called))),
+        figsize=(9, 2.6 + 0.42 * (len(started) + len(called))),
         gridspec_kw={"height_ratios": [max(1, len(started)), max(1, len(called))]},
     )
     colors = {"variant": "#3b7dd8", "reference": "#b0b0b0", "floor": "#5fb35f"}
 
-    labels = [s.label.replace("`", "") for s in started]
-    p50 = [s.results["ready_p50"] for s in started]
-    p95 = [s.results["ready_p95"] for s in started]
-    ys = range(len(started))
-    top.barh(ys, p50, color=[colors[s.kind] for s in started])
-    top.errorbar(p95, ys, fmt="|", color="black", markersize=10, label="p95")
-    for y, value in zip(ys, p50, strict=True):
-        top.text(
-            value * 1.08,
-            y,
-            f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms",
-            va="center",
+    def panel(ax, rows, middle: str, tail: str, line: float, line_text: str) -> None:
+        ys = list(range(len(rows)))
+        mids = [s.results[middle] for s in rows]
+        tails = [s.results[tail] for s in rows]
+        ax.barh(ys, mids, color=[colors[s.kind] for s in rows])
+        ax.plot(tails, ys, "|", color="black", markersize=12)
+
+        def short(value: float) -> str:
+            return (
+                f"{value:.0f}" if value >= 10 else f"{value:.1f}" if value >= 1 else f"{value:.2f}"
+            )
+
+        tail_name = tail.rsplit("_", 1)[1]
+        for y, mid, end in zip(ys, mids, tails, strict=True):
+            text = f"{short(mid)} ms ({tail_name} {short(end)})"
+            ax.text(max(mid, end) * 1.2, y, text, va="center", fontsize=8)
+        ax.axvline(line, color="#d62728", linestyle="--", linewidth=1)
+        ax.text(line * 1.05, len(rows) - 0.35, line_text, color="#d62728", fontsize=8)
+        ax.set_yticks(ys, [s.label.replace("`", "") for s in rows], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        low = min(mids) / 2
+        ax.set_xlim(low, max(max(tails), line) * 10)
+
+    if started:
+        panel(top, started, "ready_p50", "ready_p95", 250, "zot's 250 ms watchdog")
+        top.set_xlabel("ms, log scale: median (bar), p95 (|)")
+        top.set_title("Start-up: spawn to ready, all capabilities", fontsize=10)
+        top.legend(
+            handles=[Patch(color=c, label=k) for k, c in colors.items()],
+            loc="upper right",
             fontsize=8,
         )
-    top.axvline(250, color="#d62728", linestyle="--", linewidth=1)
-    top.text(250, len(started) - 0.4, " zot's 250 ms watchdog", color="#d62728", fontsize=8)
-    top.set_yticks(list(ys), labels, fontsize=8)
-    top.invert_yaxis()
-    top.set_xscale("log")
-    top.set_xlabel("spawn → ready, median (bar) and p95 (|), ms, log scale")
-    top.set_title("Start-up: spawn to ready (all capabilities)", fontsize=10)
-
-    labels = [s.label.replace("`", "") for s in called]
-    p50 = [s.results["tool_p50"] for s in called]
-    p99 = [s.results["tool_p99"] for s in called]
-    ys = range(len(called))
-    bottom.barh(ys, p50, color=[colors[s.kind] for s in called])
-    bottom.errorbar(p99, ys, fmt="|", color="black", markersize=10)
-    for y, value in zip(ys, p50, strict=True):
-        bottom.text(value * 1.08, y, f"{value:.2f} ms", va="center", fontsize=8)
-    bottom.axvline(1, color="#d62728", linestyle="--", linewidth=1)
-    bottom.set_yticks(list(ys), labels, fontsize=8)
-    bottom.invert_yaxis()
-    bottom.set_xscale("log")
-    bottom.set_xlabel("tool call round trip, p50 (bar) and p99 (|), ms, log scale")
-    bottom.set_title("Per call: one tool call at a time", fontsize=10)
+    if called:
+        panel(bottom, called, "tool_p50", "tool_p99", 1, "1 ms")
+        bottom.set_xlabel("ms, log scale: p50 (bar), p99 (|)")
+        bottom.set_title("Tool call round trip, one call at a time", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
