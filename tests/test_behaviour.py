@@ -224,6 +224,7 @@ SLOW_TOOL = {
     "go": (
         "\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
         "\ttime.Sleep(3 * time.Second)\n\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
+    ),
     "typescript": (
         "  return uppercase ? text.toUpperCase() : text;",
         "  await new Promise((resolve) => setTimeout(resolve, 3000));\n  return uppercase ? text.toUpperCase() : text;",
