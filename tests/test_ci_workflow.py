@@ -35,7 +35,7 @@ def actionlint(tmp_path_factory) -> list[str]:
 def readme_commands(project: Path) -> list[str]:
     """The commands of the README's "Build and test" block, comments cut."""
     readme = (project / "README.md").read_text()
-    block = re.search(r"## Build and test\n\n```sh\n(.*?)```", readme, re.S)
+    block = re.search(r"## Build and test\n\n```sh\n(.*?)```", readme, re.DOTALL)
     assert block, "no Build and test block in README.md"
     lines = [line.split("#")[0].strip() for line in block.group(1).splitlines()]
     return [line for line in lines if line]
