@@ -883,6 +883,9 @@ def run(argv: list[str] | None = None) -> int:
     log = work / "extensions-stderr.log"
     say(f"work folder: {work}")
     load_before = load_average()
+    busy = float(load_before.split()[0]) if load_before != "unknown" else 0.0
+    if busy > 0.5 * (os.cpu_count() or 1):
+        say(f"warning: the machine is busy (load average {load_before}): the figures will be high")
     failed = False
     try:
         subjects = prepare(args, work)

@@ -259,6 +259,28 @@ def test_intercept_is_answered_while_a_slow_tool_runs(projects, tmp_path, langua
         assert reply["id"] == "guard" and reply["block"] is True
         assert time.monotonic() - started < 1.0
         assert ext.read_frame(timeout=5)["id"] == "slow"
+        # Slow tools that arrive together, in one write, run side by side, and
+        # the guard behind them still does not wait.
+        frames = [
+            {"type": "tool_call", "id": f"slow-{i}", "name": TOOL, "args": {"text": "x"}}
+            for i in range(3)
+        ]
+        frames.append(
+            {
+                "type": "event_intercept",
+                "id": "guard2",
+                "event": "tool_call",
+                "tool_name": "bash",
+                "tool_args": {"command": "ls"},
+            }
+        )
+        started = time.monotonic()
+        ext.send_raw("".join(json.dumps(frame) + "\n" for frame in frames).encode())
+        reply = ext.read_frame(timeout=5)
+        assert reply["id"] == "guard2" and reply["block"] is False
+        assert time.monotonic() - started < 1.0
+        assert {ext.read_frame(timeout=8)["id"] for _ in range(3)} == {"slow-0", "slow-1", "slow-2"}
+        assert time.monotonic() - started < 5.0  # one after the other would take 9 s
         # shutdown while a tool is in flight still exits at once
         ext.send({"type": "tool_call", "id": "slow2", "name": TOOL, "args": {"text": "x"}})
         assert ext.shutdown(timeout=2) == 0

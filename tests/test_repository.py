@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT, run
 
 BIN = os.path.dirname(sys.executable)
-PYTHON = ["tests", "scripts/screenshots"]
+PYTHON = ["tests", "scripts/screenshots", "bench"]
 SHELL = ["scripts/test", "scripts/release", ".ci/run"]
 
 
