@@ -518,9 +518,9 @@ def machine() -> dict:
         "node": first_line(["node", "--version"]),
         "npm": first_line(["npm", "--version"]),
         "tsx": tsx_version(),
-        "go": first_line(["go", "version"]),
+        "go": first_line(["go", "env", "GOVERSION"]),
         "jq": first_line(["jq", "--version"]),
-        "bash": first_line(["bash", "--version"]),
+        "bash": "bash " + first_line(["bash", "-c", "echo $BASH_VERSION"]),
     }
 
 
@@ -542,6 +542,8 @@ def fmt_ms(value: float | None) -> str:
 def fmt_value(key: str, value) -> str:
     if value is None:
         return "—"
+    if key == "idle_cpu_ms":  # clock ticks: 10 ms steps
+        return f"{value:.0f} ms"
     if key == "throughput":
         return f"{value:,.0f}/s"
     if key.startswith(("rss", "maxrss")):
