@@ -418,7 +418,7 @@ def measure_runtime_floors(plan: Plan, python: str | None) -> list[dict]:
         commands += [
             (f"{python} -c pass", [python, "-c", "pass"]),
             (f"{python} -S -c pass", [python, "-S", "-c", "pass"]),
-            (f"{python} -c '{imports}'", [python, "-c", imports]),
+            (f"{python} -S -c '{imports}'", [python, "-S", "-c", imports]),
         ]
     commands += [
         ("node -e 0", ["node", "-e", "0"]),
@@ -621,7 +621,7 @@ def markdown(
         + (" **Quick run: fewer iterations, not for comparison.**" if quick else ""),
         (
             "In parentheses: the ratio to the floor (start-up, RSS: the minimal Go extension; "
-            "per call: `cat` echoing each request)."
+            "round trips: `cat` echoing each request, whose pipelined rate is the ceiling)."
         ),
         "",
         "| | " + " | ".join(title for _, title, _ in COLUMNS) + " |",
@@ -635,7 +635,12 @@ def markdown(
         for key, _, floor_key in COLUMNS:
             value = s.results.get(key)
             text = fmt_value(key, value)
-            if value is not None and floor_key and s.key not in ("floor", "pipe"):
+            if (
+                value is not None
+                and floor_key
+                and key != "throughput"  # the pipe's own rate: no useful ratio
+                and s.key not in ("floor", "pipe")
+            ):
                 floor = floors.get(floor_key)
                 text += ratio(value, floor.results.get(key) if floor else None)
             cells.append(text)
