@@ -74,7 +74,7 @@ VARIANTS = {
         "typescript",
         "src/extension.ts",
         "node",
-        ("--import", "tsx", "src/index.ts"),
+        ("--import", "tsx/esm", "src/index.ts"),
         answers=(("ts_runner", "tsx"),),
         unit_tests=("npm", "test"),
     ),

@@ -250,6 +250,32 @@ def test_a_slow_tool_holds_up_neither_the_guard_nor_the_exit(projects, tmp_path,
         assert (second if sequential else first)["block"] is True
         if not sequential:
             assert answered_after < 1.0
+            # Slow tools that arrive together, in one write, run side by side, and
+            # the guard behind them still does not wait.
+            frames = [
+                {"type": "tool_call", "id": f"slow-{i}", "name": TOOL, "args": {"text": "x"}}
+                for i in range(3)
+            ]
+            frames.append(
+                {
+                    "type": "event_intercept",
+                    "id": "guard2",
+                    "event": "tool_call",
+                    "tool_name": "bash",
+                    "tool_args": {"command": "ls"},
+                }
+            )
+            started = time.monotonic()
+            ext.send_raw("".join(json.dumps(frame) + "\n" for frame in frames).encode())
+            reply = ext.read_frame(timeout=5)
+            assert reply["id"] == "guard2" and reply["block"] is False
+            assert time.monotonic() - started < 1.0
+            assert {ext.read_frame(timeout=8)["id"] for _ in range(3)} == {
+                "slow-0",
+                "slow-1",
+                "slow-2",
+            }
+            assert time.monotonic() - started < 5.0  # one after the other would take 9 s
         # shutdown while a tool is in flight exits at once, no child left
         ext.send({"type": "tool_call", "id": "slow2", "name": TOOL, "args": {"text": "x"}})
         time.sleep(0.2)  # the tool is running

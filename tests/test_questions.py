@@ -116,7 +116,7 @@ def test_the_typescript_runner_is_asked_for_typescript_only(tmp_path):
     assert (manifest["exec"], manifest["args"]) == ("node", ["dist/index.js"])
     render(tmp_path / "tsx", language="typescript", ts_runner="tsx")
     manifest = json.loads((tmp_path / "tsx" / "extension.json").read_text())
-    assert (manifest["exec"], manifest["args"]) == ("node", ["--import", "tsx", "src/index.ts"])
+    assert (manifest["exec"], manifest["args"]) == ("node", ["--import", "tsx/esm", "src/index.ts"])
     assert not (tmp_path / "tsx" / "dist").exists()
 
 

@@ -1,0 +1,3 @@
+module example.com/zot-bench-floor
+
+go 1.25

