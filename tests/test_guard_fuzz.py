@@ -60,7 +60,7 @@ near_a_case = st.builds(
 )
 command = st.one_of(words, near_a_case)
 BATCH = 50
-EXAMPLES = 40
+EXAMPLES = 80
 ids = itertools.count()
 
 
