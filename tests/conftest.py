@@ -22,6 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # with the guard, which ./smoke-test and the Go and TypeScript unit tests read.
 GUARD_CASES_FILE = ROOT / "template" / "{% if 'guard' in capabilities %}guard-cases.json{% endif %}"
 GUARD_CASES = json.loads(GUARD_CASES_FILE.read_text())
+# Hypothesis tests run derandomized; HYPOTHESIS_SCALE=10 tries ten times as
+# many examples, to search harder locally.
+HYPOTHESIS_SCALE = int(os.environ.get("HYPOTHESIS_SCALE", "1"))
 CAPABILITIES = ["commands", "tools", "events", "guard"]
 # Every non-empty combination of capabilities, e.g. "commands+guard".
 COMBINATIONS = [

@@ -14,7 +14,7 @@ import runpy
 import warnings
 
 import pytest
-from conftest import GUARD_CASES, LANGUAGES
+from conftest import GUARD_CASES, HYPOTHESIS_SCALE, LANGUAGES
 from host import ExtensionProcess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -60,7 +60,7 @@ near_a_case = st.builds(
 )
 command = st.one_of(words, near_a_case)
 BATCH = 50
-EXAMPLES = 80
+EXAMPLES = 80 * HYPOTHESIS_SCALE
 ids = itertools.count()
 
 

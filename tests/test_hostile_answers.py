@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, VARIANTS, build, render, run
+from conftest import CAPABILITIES, HYPOTHESIS_SCALE, VARIANTS, build, render, run
 from host import ExtensionProcess
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -143,7 +143,7 @@ def check_rendered(project: Path, language: str, description: str, tool: str) ->
 
 
 @pytest.mark.parametrize("language", LANGUAGES4)
-@settings(max_examples=50, **SETTINGS)
+@settings(max_examples=50 * HYPOTHESIS_SCALE, **SETTINGS)
 @given(description=one_line(160), tool=one_line(900))
 @example(description=HANDWRITTEN[0], tool=HANDWRITTEN[1])
 def test_any_free_text_renders_verbatim(tmp_path, marker, language, description, tool):
@@ -175,7 +175,7 @@ def build_and_smoke(project: Path, marker: Path, description: str, tool: str) ->
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-@settings(max_examples=4, **SETTINGS)
+@settings(max_examples=4 * HYPOTHESIS_SCALE, **SETTINGS)
 @given(description=one_line(160), tool=one_line(900))
 @example(description=HANDWRITTEN[0], tool=HANDWRITTEN[1])
 def test_free_text_builds_and_passes_its_smoke_test(
