@@ -317,6 +317,22 @@ def latencies(ext: Extension, make, calls: int, warmup: int) -> list[float]:
     return times
 
 
+def pipelined_rate(ext: Extension, n: int, runs: int, after_each=None) -> float:
+    """Median calls/s over `runs` bursts of `n` tool calls sent without waiting."""
+    rates = []
+    for run in range(runs):
+        frames = [
+            encode(
+                {"type": "tool_call", "id": f"p{run}-{i}", "name": TOOL, "args": {"text": "hello"}}
+            )
+            for i in range(n)
+        ]
+        rates.append(n / ext.pipelined(frames))
+        if after_each:
+            after_each()
+    return statistics.median(rates)
+
+
 def measure_session(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> None:
     """One long-lived process: idle CPU, round trips, throughput, peak RSS."""
     r = subject.results
@@ -352,22 +368,8 @@ def measure_session(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> 
                 tool_p99=percentile(tool, 99),
             )
             n = plan.pipelined_sequential if subject.sequential else plan.pipelined
-            rates = []
-            for run in range(plan.pipelined_runs):
-                frames = [
-                    encode(
-                        {
-                            "type": "tool_call",
-                            "id": f"p{run}-{i}",
-                            "name": TOOL,
-                            "args": {"text": "hello"},
-                        }
-                    )
-                    for i in range(n)
-                ]
-                rates.append(n / ext.pipelined(frames))
-                tree.sample()
-            r.update(pipelined_calls=n, throughput=statistics.median(rates))
+            throughput = pipelined_rate(ext, n, plan.pipelined_runs, after_each=tree.sample)
+            r.update(pipelined_calls=n, throughput=throughput)
         tree.sample()
         r.update(
             rss_mib=tree.total_kib / 1024,
@@ -450,27 +452,14 @@ def measure_pipe_floor(plan: Plan, work: Path, log: Path) -> Subject:
             plan.calls,
             plan.warmup_calls,
         )
-        rates = []
-        for run in range(plan.pipelined_runs):
-            frames = [
-                encode(
-                    {
-                        "type": "tool_call",
-                        "id": f"p{run}-{i}",
-                        "name": TOOL,
-                        "args": {"text": "hello"},
-                    }
-                )
-                for i in range(plan.pipelined)
-            ]
-            rates.append(plan.pipelined / ext.pipelined(frames))
+        throughput = pipelined_rate(ext, plan.pipelined, plan.pipelined_runs)
         ext.proc.stdin.close()
     subject.results.update(
         tool_p50=statistics.median(tool),
         tool_p99=percentile(tool, 99),
         command_p50=statistics.median(tool),
         command_p99=percentile(tool, 99),
-        throughput=statistics.median(rates),
+        throughput=throughput,
     )
     return subject
 
