@@ -52,7 +52,13 @@ class Variant:
 
 
 VARIANTS = {
-    "python": Variant("python", "main.py", "./main.py", executables=("main.py",)),
+    "python": Variant(
+        "python",
+        "main.py",
+        "./main.py",
+        executables=("main.py",),
+        unit_tests=("python3", "-m", "unittest", "-v"),
+    ),
     "shell": Variant("shell", "main.sh", "./main.sh", executables=("main.sh",)),
     # zot's Go SDK is a module download, which needs the network: the suite
     # builds the dependency-free Go flavour (tests/test_go_sdk.py covers the

@@ -11,7 +11,7 @@ from conftest import run
 def python_guard(projects) -> list[list[str]]:
     """(pattern, what, instead) of the rendered Python skeleton's guard."""
     project = projects.get("python", ["guard"])
-    spec = importlib.util.spec_from_file_location("python_guard", project / "main.py")
+    spec = importlib.util.spec_from_file_location("python_guard", project / "guard.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -3,7 +3,7 @@
 Hypothesis builds command lines from the words the patterns look for (and
 from the characters that regex engines disagree about: \\v, NBSP, U+2028,
 non-ASCII letters, ...), joined by blanks, separators and line breaks. Each
-running extension judges a batch at once; all must agree with main.py's
+running extension judges a batch at once; all must agree with guard.py's
 check_tool_call, and with each other.
 """
 
@@ -66,13 +66,13 @@ ids = itertools.count()
 
 @pytest.fixture(scope="module")
 def guards(projects):
-    """One running guard-only extension per variant, and main.py's check."""
+    """One running guard-only extension per variant, and guard.py's check."""
     processes = {}
     try:
         for variant in LANGUAGES:
             processes[variant] = ExtensionProcess(projects.get(variant, ["guard"]))
             processes[variant].handshake()
-        main = runpy.run_path(str(projects.get("python", ["guard"]) / "main.py"))
+        main = runpy.run_path(str(projects.get("python", ["guard"]) / "guard.py"))
         yield main["check_tool_call"], processes
     finally:
         for process in processes.values():

@@ -65,6 +65,10 @@ def test_own_unit_tests_pass(projects, language, capabilities):
     assert result.returncode == 0, result.stdout + result.stderr
     if VARIANTS[language].language == "go":
         assert result.stdout.startswith("ok "), result.stdout
+    elif language == "python":
+        # unittest reports on stderr: "Ran N tests" ... "OK"
+        assert re.search(r"Ran [1-9][0-9]* tests?", result.stderr), result.stderr
+        assert result.stderr.rstrip().endswith("OK"), result.stderr
     else:
         # node's test runner closes with "# pass N" / "# fail 0" (or "ℹ pass N")
         assert re.search(r"pass [1-9]", result.stdout), result.stdout
@@ -77,8 +81,8 @@ def test_generated_code_is_formatted_and_lint_clean(projects, language, capabili
     handler = HANDLER[language]
     if language == "python":
         checks = [
-            [tool("ruff"), "format", "--check", "--diff", handler],
-            [tool("ruff"), "check", "--no-cache", *RUFF_RULES, handler],
+            [tool("ruff"), "format", "--check", "--diff", "."],
+            [tool("ruff"), "check", "--no-cache", *RUFF_RULES, "."],
         ]
     elif language == "go":
         checks = [

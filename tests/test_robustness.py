@@ -149,6 +149,6 @@ def test_shell_guard_has_the_python_guards_patterns_and_texts(projects):
     flat = result.stdout.split("\0")[:-1]
     shell = [flat[i : i + 3] for i in range(0, len(flat), 3)]
     python = projects.get("python", ["guard"])
-    dump = "import json, runpy; print(json.dumps(runpy.run_path('main.py')['DANGEROUS']))"
+    dump = "import json, runpy; print(json.dumps(runpy.run_path('guard.py')['DANGEROUS']))"
     expected = json.loads(run(["python3", "-c", dump], python).stdout)
     assert shell == expected

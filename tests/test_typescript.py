@@ -15,9 +15,9 @@ TYPESCRIPT = [variant for variant in VARIANTS if VARIANTS[variant].language == "
 
 
 def test_guard_patterns_are_the_python_ones(projects):
-    """src/extension.ts keeps main.py's regex strings (a backtick escaped)."""
+    """src/extension.ts keeps guard.py's regex strings (a backtick escaped)."""
     python = projects.get("python", ["guard"])
-    script = "import json, runpy; print(json.dumps(runpy.run_path('main.py')['DANGEROUS']))"
+    script = "import json, runpy; print(json.dumps(runpy.run_path('guard.py')['DANGEROUS']))"
     result = run(["python3", "-c", script], python)
     assert result.returncode == 0, result.stderr
     expected = [pattern for pattern, _, _ in json.loads(result.stdout)]

@@ -99,28 +99,31 @@ def smoke(project: Path) -> dict:
 
 
 def user_edits_python(project: Path) -> None:
-    """Typical edits: new logic, a second command and tool, more smoke cases."""
+    """Typical edits: new logic, a second command and tool, more smoke cases.
+
+    The new handlers go after the first command, so a capability added later
+    (its code comes at the end) does not collide with them.
+    """
     handler = project / "main.py"
     edit(handler, "Answer briefly and concretely:", "Answer in one sentence:")
     edit(
         handler,
-        "COMMANDS = {COMMAND: (COMMAND_HELP, run_command)}\n",
-        "COMMANDS = {COMMAND: (COMMAND_HELP, run_command)}\n"
-        'COMMANDS["shout"] = ("Shout TEXT", lambda a: {"action": "display", "display": a.upper()})\n',
-    )
-    edit(
-        handler,
-        "TOOLS = {TOOL: (TOOL_DESCRIPTION, TOOL_SCHEMA, run_tool)}\n",
-        "TOOLS = {TOOL: (TOOL_DESCRIPTION, TOOL_SCHEMA, run_tool)}\n"
+        "\n\nTOOL_SCHEMA = {\n",
+        "\n\n"
+        '@ext.command("shout", "Shout TEXT")\n'
+        "def shout(args: str) -> dict:\n"
+        "    return display(args.upper())\n"
+        "\n\n"
         'COUNT_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, '
         '"required": ["text"]}\n'
         "\n\n"
+        '@ext.tool("count_words", "Count the words of a text.", COUNT_SCHEMA)\n'
         "def count_words(args: object) -> str:\n"
         '    if not isinstance(args, dict) or not isinstance(args.get("text"), str):\n'
         "        raise InvalidArguments('\"text\" must be a string')\n"
         '    return str(len(args["text"].split()))\n'
         "\n\n"
-        'TOOLS["count_words"] = ("Count the words of a text.", COUNT_SCHEMA, count_words)\n',
+        "TOOL_SCHEMA = {\n",
     )
     # smoke.json is edited by hand: one more case at the end of two lists
     smoke_json = project / "smoke.json"
@@ -180,7 +183,7 @@ def test_update_keeps_user_edits_and_brings_template_changes(edited_project):
     handler = (project / "main.py").read_text()
     # user edits survive
     assert "Answer in one sentence:" in handler
-    assert 'COMMANDS["shout"]' in handler and "def count_words" in handler
+    assert '@ext.command("shout"' in handler and "def count_words" in handler
     assert "count_words" in (project / "smoke.json").read_text()
     # template changes arrive, in the handler and in template-owned files
     assert "Sends TEXT to the model as a new prompt." in handler
@@ -206,7 +209,7 @@ def test_overlapping_edits_come_back_as_reported_conflicts(edited_project):
     assert "UU main.py" in git(project, "status", "--porcelain").splitlines()
     # files without an overlap still merged cleanly
     assert "# smoke-test, release 2" in (project / "smoke-test").read_text()
-    assert 'COMMANDS["shout"]' in handler
+    assert '@ext.command("shout"' in handler
 
 
 def test_adding_a_capability_brings_its_code_and_smoke_cases(edited_project):
@@ -214,8 +217,9 @@ def test_adding_a_capability_brings_its_code_and_smoke_cases(edited_project):
     result = update(project, "--vcs-ref", "v1.0.0", "-d", "capabilities=[commands, tools, guard]")
     assert result.returncode == 0, result.stderr
     handler = (project / "main.py").read_text()
-    assert "DANGEROUS = [" in handler and "def check_tool_call" in handler
-    assert 'COMMANDS["shout"]' in handler  # user edits survive
+    assert "@ext.intercept_tool_call" in handler
+    assert "def check_tool_call" in (project / "guard.py").read_text()
+    assert '@ext.command("shout"' in handler  # user edits survive
     assert '"intercepts"' in (project / "smoke.json").read_text()
     assert "count_words" in (project / "smoke.json").read_text()
     build(project)
@@ -231,7 +235,7 @@ def test_removing_a_capability_removes_what_the_user_did_not_touch(releases, tmp
     result = update(project, "-d", "capabilities=[commands, tools]")
     assert result.returncode == 0, result.stderr
     handler = (project / "main.py").read_text()
-    assert "def record_event" not in handler and "EVENTS" not in handler
+    assert "def record_event" not in handler and "@ext.on" not in handler
     assert "events.jsonl" not in (project / ".gitignore").read_text()
     assert json.loads((project / "smoke.json").read_text())["events"] == []
     build(project)
@@ -247,18 +251,34 @@ def test_changing_the_language_is_refused_and_changes_nothing(edited_project):
     assert (project / "main.py").exists()
 
 
+def tag_releases(repo: Path) -> list[str]:
+    """Tag the release commits ("Release X.Y.Z: ...") of a clone; newest first.
+
+    A clone of the published repository may have no tags: the release points
+    are the commits themselves.
+    """
+    log = git(repo, "log", "--format=%H %s", "--extended-regexp", "--grep=^Release [0-9]")
+    tags = []
+    for line in log.splitlines():
+        commit, subject = line.split(" ", 1)
+        match = re.match(r"Release ([0-9]+\.[0-9]+\.[0-9]+)\b", subject)
+        if match:
+            tag = f"v{match.group(1)}"
+            git(repo, "tag", "--force", tag, commit)
+            tags.append(tag)
+    return tags
+
+
+def previous_release(repo: Path) -> str:
+    tags = tag_releases(repo)
+    assert tags, "no release commit in the history"
+    return tags[0]
+
+
 def test_previous_release_updates_to_this_checkout(tmp_path):
-    """A project from the newest earlier release tag updates cleanly to now."""
+    """A project from the newest earlier release updates cleanly to now."""
     repo = clone_template(tmp_path)
-    head = git(repo, "rev-parse", "HEAD")
-    tags = [
-        tag
-        for tag in git(repo, "tag", "--list", "v*", "--sort=-v:refname", "--merged", "HEAD").split()
-        if git(repo, "rev-list", "-n", "1", tag) != head
-    ]
-    if not tags:
-        pytest.skip("no earlier release tag in this checkout (git fetch --tags)")
-    previous = tags[0]
+    previous = previous_release(repo)
     project = generate(
         repo, tmp_path / "ext", previous, capabilities=["commands", "tools", "guard"]
     )
@@ -269,9 +289,35 @@ def test_previous_release_updates_to_this_checkout(tmp_path):
     smoke(project)
 
 
+def test_handler_edits_survive_the_update_into_the_runtime_layout(tmp_path):
+    """0.2.0 kept the protocol in main.py; now zot_runtime.py and guard.py do.
+
+    Edits to handler lines the template kept survive; the protocol and the
+    guard leave main.py without a conflict.
+    """
+    repo = clone_template(tmp_path)
+    project = generate(
+        repo, tmp_path / "ext", previous_release(repo), capabilities=["commands", "tools", "guard"]
+    )
+    edit(project / "main.py", '"The text to echo back."', '"The text to repeat."')
+    commit_all(project, "my edits")
+    result = update(project, "--vcs-ref", "HEAD")
+    assert result.returncode == 0, result.stderr
+    handler = (project / "main.py").read_text()
+    assert "<<<<<<<" not in handler
+    assert '"The text to repeat."' in handler  # the user's edit
+    assert "@ext.tool(" in handler and "def _worker" not in handler
+    assert "DANGEROUS" not in handler
+    assert (project / "zot_runtime.py").is_file() and (project / "guard.py").is_file()
+    assert "UU" not in git(project, "status", "--porcelain")
+    build(project)
+    smoke(project)
+
+
 def test_every_release_renders_without_trust_or_network(tmp_path):
     repo = clone_template(tmp_path)
-    tags = git(repo, "tag", "--list", "v*").split()
+    tags = tag_releases(repo) + git(repo, "tag", "--list", "v*").split()
+    assert tags
     for tag in tags:
         dst = tmp_path / tag
         copier.run_copy(

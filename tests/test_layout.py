@@ -1,0 +1,43 @@
+"""The file a user edits holds handlers, not protocol: its size and contents."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import CAPABILITIES, render
+
+# Languages whose handler file is apart from the runtime, and that file.
+HANDLER_FILES = {"python": "main.py"}
+# Limits on the handler file's lines: default capabilities, then all four.
+DEFAULT_LIMIT, ALL_LIMIT = 90, 180
+# What only the protocol does: reading stdin, framing, the handshake and
+# ready frames, worker threads, the writer lock.
+PROTOCOL = re.compile(
+    r"sys\.std(in|out)|json\.loads|threading|queue\b|_lock\b"
+    r"|[\"']type[\"']: *[\"'](hello|hello_ack|ready|subscribe|register_command|register_tool)[\"']"
+)
+
+
+@pytest.mark.parametrize("language", list(HANDLER_FILES))
+@pytest.mark.parametrize(
+    ("capabilities", "limit"),
+    [(["commands", "tools"], DEFAULT_LIMIT), (CAPABILITIES, ALL_LIMIT)],
+    ids=["default", "all"],
+)
+def test_handler_file_is_small_and_holds_no_protocol(tmp_path, language, capabilities, limit):
+    project = render(tmp_path / "ext", language=language, capabilities=capabilities)
+    source = (project / HANDLER_FILES[language]).read_text(encoding="utf-8")
+    lines = source.count("\n")
+    assert lines <= limit, f"{HANDLER_FILES[language]}: {lines} lines (at most {limit})"
+    protocol = [line for line in source.splitlines() if PROTOCOL.search(line)]
+    assert not protocol, protocol
+
+
+def test_python_runtime_and_guard_are_the_templates_files(tmp_path):
+    """zot_runtime.py is the same in every project; guard.py comes with guard."""
+    one = render(tmp_path / "one", language="python", capabilities=["tools"])
+    two = render(tmp_path / "two", language="python", capabilities=CAPABILITIES, name="other")
+    assert (one / "zot_runtime.py").read_text() == (two / "zot_runtime.py").read_text()
+    assert not (one / "guard.py").exists() and (two / "guard.py").is_file()
+    assert PROTOCOL.search((one / "zot_runtime.py").read_text())
