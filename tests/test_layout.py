@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import CAPABILITIES, render
+from conftest import CAPABILITIES, HANDLER, render
 
-# Languages whose handler file is apart from the runtime, and that file.
-HANDLER_FILES = {"python": "main.py"}
+# Languages whose handler file (conftest's HANDLER) is apart from the runtime.
+SPLIT = ["python"]
 # Limits on the handler file's lines: default capabilities, then all four.
 DEFAULT_LIMIT, ALL_LIMIT = 90, 180
 # What only the protocol does: reading stdin, framing, the handshake and
@@ -19,7 +19,7 @@ PROTOCOL = re.compile(
 )
 
 
-@pytest.mark.parametrize("language", list(HANDLER_FILES))
+@pytest.mark.parametrize("language", SPLIT)
 @pytest.mark.parametrize(
     ("capabilities", "limit"),
     [(["commands", "tools"], DEFAULT_LIMIT), (CAPABILITIES, ALL_LIMIT)],
@@ -27,9 +27,9 @@ PROTOCOL = re.compile(
 )
 def test_handler_file_is_small_and_holds_no_protocol(tmp_path, language, capabilities, limit):
     project = render(tmp_path / "ext", language=language, capabilities=capabilities)
-    source = (project / HANDLER_FILES[language]).read_text(encoding="utf-8")
+    source = (project / HANDLER[language]).read_text(encoding="utf-8")
     lines = source.count("\n")
-    assert lines <= limit, f"{HANDLER_FILES[language]}: {lines} lines (at most {limit})"
+    assert lines <= limit, f"{HANDLER[language]}: {lines} lines (at most {limit})"
     protocol = [line for line in source.splitlines() if PROTOCOL.search(line)]
     assert not protocol, protocol
 

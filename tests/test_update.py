@@ -270,8 +270,10 @@ def tag_releases(repo: Path) -> list[str]:
 
 
 def previous_release(repo: Path) -> str:
-    tags = tag_releases(repo)
-    assert tags, "no release commit in the history"
+    """The newest release before HEAD (HEAD itself may be a release commit)."""
+    head = git(repo, "rev-parse", "HEAD")
+    tags = [tag for tag in tag_releases(repo) if git(repo, "rev-list", "-n", "1", tag) != head]
+    assert tags, "no release commit before HEAD in the history"
     return tags[0]
 
 
@@ -296,8 +298,9 @@ def test_handler_edits_survive_the_update_into_the_runtime_layout(tmp_path):
     guard leave main.py without a conflict.
     """
     repo = clone_template(tmp_path)
+    assert "v0.2.0" in tag_releases(repo)
     project = generate(
-        repo, tmp_path / "ext", previous_release(repo), capabilities=["commands", "tools", "guard"]
+        repo, tmp_path / "ext", "v0.2.0", capabilities=["commands", "tools", "guard"]
     )
     edit(project / "main.py", '"The text to echo back."', '"The text to repeat."')
     commit_all(project, "my edits")
@@ -316,7 +319,8 @@ def test_handler_edits_survive_the_update_into_the_runtime_layout(tmp_path):
 
 def test_every_release_renders_without_trust_or_network(tmp_path):
     repo = clone_template(tmp_path)
-    tags = tag_releases(repo) + git(repo, "tag", "--list", "v*").split()
+    tag_releases(repo)
+    tags = git(repo, "tag", "--list", "v*").split()  # with any tag the clone brought
     assert tags
     for tag in tags:
         dst = tmp_path / tag
