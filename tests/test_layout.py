@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
-from conftest import CAPABILITIES, HANDLER, render
+from conftest import CAPABILITIES, HANDLER, LANGUAGES, ROOT, VARIANTS, render
 
 # Languages whose handler file (conftest's HANDLER) is apart from the runtime.
 SPLIT = ["python"]
@@ -41,3 +42,14 @@ def test_python_runtime_and_guard_are_the_templates_files(tmp_path):
     assert (one / "zot_runtime.py").read_text() == (two / "zot_runtime.py").read_text()
     assert not (one / "guard.py").exists() and (two / "guard.py").is_file()
     assert PROTOCOL.search((one / "zot_runtime.py").read_text())
+
+
+@pytest.mark.parametrize("variant", LANGUAGES)
+def test_build_is_the_languages_hook_as_it_is(tmp_path, variant):
+    """hooks/LANGUAGE is rendered as ./build byte for byte, executable."""
+    language = VARIANTS[variant].language
+    answers = dict(VARIANTS[variant].answers)
+    project = render(tmp_path / "ext", language=language, capabilities=CAPABILITIES, **answers)
+    hook = ROOT / "hooks" / language
+    assert (project / "build").read_bytes() == hook.read_bytes()
+    assert os.access(project / "build", os.X_OK)

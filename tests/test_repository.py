@@ -11,7 +11,9 @@ from conftest import ROOT, run
 
 BIN = os.path.dirname(sys.executable)
 PYTHON = ["tests", "scripts/screenshots", "bench"]
-SHELL = ["scripts/test", "scripts/release", ".ci/run"]
+# The build hooks of the generated projects are plain shell files too.
+HOOKS = sorted(f"hooks/{path.name}" for path in (ROOT / "hooks").iterdir())
+SHELL = ["scripts/test", "scripts/release", ".ci/run", *HOOKS]
 
 
 def tool(name: str) -> str:
