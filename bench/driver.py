@@ -1,13 +1,13 @@
 """A lean zot host for timing: raw pipe file descriptors, no reader thread.
 
-tests/host.py drives an extension for correctness checks through a reader
-thread and a queue; a thread hand-off costs tens of microseconds, which is
-noise next to a 1 ms target. This driver reads and writes the pipes directly
-from the calling thread (poll + os.read), so what it times is the pipe, the
-extension and one json.loads per reply.
-
-Everything else is like zot: the extension runs in its folder, in its own
-process group, with stdin and stdout as pipes and stderr in a log file.
+The extension is started by the generated smoke-test's own `Process` (its
+folder, a process group of its own, pipes, stderr aside), loaded from the
+template through tests/host.py, and its hello is answered with the smoke
+test's hello_ack. What differs is the reading: a reader thread and a queue
+cost tens of microseconds a hand-off, which is noise next to a 1 ms target,
+so this driver reads and writes the pipes directly from the calling thread
+(poll + os.read); what it times is the pipe, the extension and one
+json.loads per reply.
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import os
 import select
-import signal
-import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Self
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from host import smoke_test
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -31,17 +33,13 @@ def encode(frame: dict) -> bytes:
 
 
 def hello_ack(ext_dir: Path, data_dir: Path) -> dict:
-    return {
-        "type": "hello_ack",
-        "protocol_version": 1,
-        "capabilities": ["call_tool"],
-        "zot_version": "bench",
-        "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
-        "cwd": str(ext_dir.parent),
-        "extension_dir": str(ext_dir),
-        "data_dir": str(data_dir),
-    }
+    frame = smoke_test.hello_ack(str(ext_dir.parent), str(ext_dir), str(data_dir))
+    return {**frame, "zot_version": "bench"}
+
+
+def command_line(ext_dir: Path) -> list[str]:
+    """What zot starts for the extension in `ext_dir`."""
+    return smoke_test.command_line(str(ext_dir))
 
 
 class Timeout(Exception):
@@ -53,18 +51,10 @@ class Extension:
 
     def __init__(self, argv: list[str], cwd: Path, log: Path, env: dict | None = None):
         self.cwd = Path(cwd)
-        self._log = open(log, "ab")  # noqa: SIM115 - closed in close()
-        self.started = time.perf_counter()
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            start_new_session=True,
-            bufsize=0,
-            env=env,
-        )
+        self.log = log
+        self.process = smoke_test.Process(argv, str(cwd), env=env, reader=False)
+        self.started = self.process.started
+        self.proc = self.process.proc
         assert self.proc.stdin and self.proc.stdout
         self.fd_in = self.proc.stdin.fileno()
         self.fd_out = self.proc.stdout.fileno()
@@ -77,13 +67,13 @@ class Extension:
     # -- reading -------------------------------------------------------------
 
     def read_line(self, timeout: float = 10.0) -> bytes:
-        deadline = time.perf_counter() + timeout
+        deadline = time.monotonic() + timeout
         while True:
             end = self._buf.find(b"\n")
             if end >= 0:
                 line, self._buf = self._buf[:end], self._buf[end + 1 :]
                 return line
-            left = deadline - time.perf_counter()
+            left = deadline - time.monotonic()
             if left <= 0 or not self._poll.poll(left * 1000):
                 raise Timeout(f"no line within {timeout} s")
             data = os.read(self.fd_out, 1 << 16)
@@ -95,9 +85,9 @@ class Extension:
         return json.loads(self.read_line(timeout))
 
     def read_until(self, frame_type: str, timeout: float = 10.0) -> dict:
-        deadline = time.perf_counter() + timeout
+        deadline = time.monotonic() + timeout
         while True:
-            frame = self.read_frame(max(0.001, deadline - time.perf_counter()))
+            frame = self.read_frame(max(0.001, deadline - time.monotonic()))
             if frame.get("type") == frame_type:
                 return frame
 
@@ -105,9 +95,9 @@ class Extension:
         """The reply with this id; replies to other ids are kept for later."""
         if request_id in self._stash:
             return self._stash.pop(request_id)
-        deadline = time.perf_counter() + timeout
+        deadline = time.monotonic() + timeout
         while True:
-            frame = self.read_frame(max(0.001, deadline - time.perf_counter()))
+            frame = self.read_frame(max(0.001, deadline - time.monotonic()))
             if frame.get("id") == request_id:
                 return frame
             if "id" in frame:
@@ -126,18 +116,18 @@ class Extension:
     def handshake(self, data_dir: Path) -> tuple[float, float]:
         """hello, hello_ack, ready: seconds from the spawn to hello and to ready."""
         hello = self.read_frame()
-        t_hello = time.perf_counter() - self.started
+        t_hello = time.monotonic() - self.started
         assert hello.get("type") == "hello", hello
         self.send(hello_ack(self.cwd, data_dir))
         self.read_until("ready", timeout=5)
-        return t_hello, time.perf_counter() - self.started
+        return t_hello, time.monotonic() - self.started
 
     def round_trip(self, frame: dict) -> float:
         """Send one request, wait for its answer; seconds."""
-        started = time.perf_counter()
+        started = time.monotonic()
         self.write(encode(frame))
         reply = self.reply(frame["id"])
-        elapsed = time.perf_counter() - started
+        elapsed = time.monotonic() - started
         assert reply["type"] in (
             "command_response",
             "tool_result",
@@ -162,13 +152,13 @@ class Extension:
             except OSError as err:
                 errors.append(err)
 
-        started = time.perf_counter()
+        started = time.monotonic()
         thread = threading.Thread(target=writer, daemon=True)
         thread.start()
         answered = 0
         deadline = started + timeout
         while answered < len(frames):
-            left = deadline - time.perf_counter()
+            left = deadline - time.monotonic()
             if left <= 0 or not self._poll.poll(left * 1000):
                 raise Timeout(f"{answered} of {len(frames)} answered within {timeout} s")
             data = os.read(self.fd_out, 1 << 20)
@@ -177,7 +167,7 @@ class Extension:
             answered += data.count(b"\n")
             tail = data.rfind(b"\n")
             self._buf = data[tail + 1 :] if tail >= 0 else self._buf + data
-        elapsed = time.perf_counter() - started
+        elapsed = time.monotonic() - started
         thread.join(5)
         if errors:
             raise errors[0]
@@ -192,7 +182,7 @@ class Extension:
 
     def shutdown(self, timeout: float = 5.0) -> float:
         """zot's shutdown: the frame, stdin closed at once; seconds until exit."""
-        started = time.perf_counter()
+        started = time.monotonic()
         try:
             self.send({"type": "shutdown"})
         except BrokenPipeError:
@@ -204,29 +194,21 @@ class Extension:
             if pid:
                 self.proc.returncode = os.waitstatus_to_exitcode(status)
                 self.rusage = rusage
-                return time.perf_counter() - started
-            if time.perf_counter() > deadline:
+                return time.monotonic() - started
+            if time.monotonic() > deadline:
                 raise Timeout(f"still running {timeout} s after shutdown")
             time.sleep(0.0005)
 
     def close(self) -> None:
-        """Kill whatever is left of the process group and reap it."""
+        """Kill whatever is left of the process group; keep its stderr in the log."""
+        tail = self.process.close()
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
+            self.proc.stdout.close()
+        except OSError:
             pass
-        if self.proc.returncode is None:
-            try:
-                _, status, self.rusage = os.wait4(self.proc.pid, 0)
-                self.proc.returncode = os.waitstatus_to_exitcode(status)
-            except ChildProcessError:
-                pass
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            try:
-                pipe.close()
-            except OSError:
-                pass
-        self._log.close()
+        if tail:
+            with open(self.log, "a", encoding="utf-8") as log:
+                log.write(tail + "\n")
 
     def __enter__(self) -> Self:
         return self

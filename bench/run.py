@@ -41,8 +41,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import VARIANTS, configure_go, render
-from driver import Extension, Timeout, TreeSampler, encode, group_cpu
-from host import resolve_exec
+from driver import Extension, Timeout, TreeSampler, command_line, encode, group_cpu
 
 CAPABILITIES = ["commands", "tools", "events", "guard"]
 NAME = "demo-ext"
@@ -180,8 +179,7 @@ def sh(cmd: list[str], cwd: Path | None = None, timeout: float = 900, env=None) 
 
 
 def manifest_argv(project: Path) -> list[str]:
-    manifest = json.loads((project / "extension.json").read_text())
-    return [resolve_exec(project, manifest["exec"]), *manifest.get("args", [])]
+    return command_line(project)
 
 
 def render_variant(work: Path, key: str) -> Path:

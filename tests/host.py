@@ -1,75 +1,65 @@
 """Drive a generated extension the way zot's host does, for direct checks.
 
-`ExtensionProcess` starts the extension from its manifest (zot's exec
-resolution, cwd = extension folder, own process group), answers hello with a
-realistic hello_ack, and lets a test send frames and wait for replies.
+The starting and reading are the generated `smoke-test`'s own (its manifest
+reading, exec resolution, process and hello_ack), loaded from the template:
+there is one implementation of "start it the way zot does". On top,
+`ExtensionProcess` lets a test send frames and wait for replies.
 """
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import json
-import os
 import queue
-import shutil
-import signal
-import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Self
 
+SMOKE_TEST_FILE = Path(__file__).resolve().parent.parent / "template" / "smoke-test"
 
-def resolve_exec(ext_dir: Path, exec_: str) -> str:
-    """Resolve a manifest's exec the way zot does."""
-    if os.path.isabs(exec_):
-        return exec_
-    if exec_.startswith(("./", "../")) or "/" in exec_:
-        return str(ext_dir / exec_)
-    found = shutil.which(exec_)
-    if found is None:
-        raise FileNotFoundError(f"{exec_} is not on PATH")
-    return found
+
+def load_smoke_test():
+    """The template's smoke-test script as a module."""
+    loader = importlib.machinery.SourceFileLoader("smoke_test", str(SMOKE_TEST_FILE))
+    spec = importlib.util.spec_from_loader("smoke_test", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+smoke_test = load_smoke_test()
 
 
 class ExtensionProcess:
-    """One running extension with a reader thread on its stdout."""
+    """One running extension, started from its folder as zot starts it.
 
-    def __init__(self, ext_dir: Path, data_dir: Path | None = None, env=None):
+    own_group=False starts it in this process's group, as zot 0.1.62 does.
+    """
+
+    def __init__(self, ext_dir: Path, data_dir: Path | None = None, env=None, own_group=True):
         self.ext_dir = Path(ext_dir)
-        manifest = json.loads((self.ext_dir / "extension.json").read_text())
-        argv = [resolve_exec(self.ext_dir, manifest["exec"]), *manifest.get("args", [])]
         self.data_dir = Path(data_dir) if data_dir else self.ext_dir
-        self.stderr_path = self.ext_dir.parent / f".{self.ext_dir.name}-{os.getpid()}-stderr.log"
-        self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in kill()
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=self.ext_dir,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            start_new_session=True,
-            env=env,
-        )
-        self.lines: queue.Queue[bytes | None] = queue.Queue()
-        self.raw_lines: list[bytes] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        argv = smoke_test.command_line(str(self.ext_dir))
+        self.process = smoke_test.Process(argv, str(self.ext_dir), own_group=own_group, env=env)
+        self.raw_lines: list[bytes] = []  # every stdout line, "\n" included
+        self.process.tap = self.raw_lines.append
+        self.proc = self.process.proc
+        self.started = self.process.started
         self.next_id = 0
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.raw_lines.append(line)
-            self.lines.put(line)
-        self.lines.put(None)
 
     # -- reading -------------------------------------------------------------
 
     def read_frame(self, timeout: float = 5.0) -> dict:
         """The next stdout line as a JSON object (fails on anything else)."""
-        line = self.lines.get(timeout=timeout)
+        try:
+            _, line = self.process.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError(f"no frame within {timeout} s") from None
         if line is None:
+            self.process.lines.put((0, None))  # stay at the end
             raise EOFError(f"extension closed stdout; stderr: {self.stderr()}")
+        assert isinstance(line, bytes), f"a stdout line of {line} bytes (over 4 MiB)"
         frame = json.loads(line)
         assert isinstance(frame, dict), f"not a JSON object: {line!r}"
         return frame
@@ -84,8 +74,7 @@ class ExtensionProcess:
                 return frames
 
     def stderr(self) -> str:
-        self._stderr.flush()
-        return self.stderr_path.read_text(errors="replace")
+        return self.process.stderr_text(1 << 20)
 
     # -- writing -------------------------------------------------------------
 
@@ -100,20 +89,9 @@ class ExtensionProcess:
     def handshake(self, **ack) -> tuple[dict, list[dict]]:
         """Read hello, send hello_ack, return (hello, frames up to ready)."""
         hello = self.read_frame()
-        self.send(
-            {
-                "type": "hello_ack",
-                "protocol_version": 1,
-                "capabilities": ["call_tool"],
-                "zot_version": "test",
-                "provider": "anthropic",
-                "model": "claude-sonnet-4-5",
-                "cwd": str(self.ext_dir.parent),
-                "extension_dir": str(self.ext_dir),
-                "data_dir": str(self.data_dir),
-                **ack,
-            }
-        )
+        project = str(self.ext_dir.parent)
+        frame = smoke_test.hello_ack(project, str(self.ext_dir), str(self.data_dir))
+        self.send({**frame, "zot_version": "test", **ack})
         return hello, self.read_until("ready")
 
     def request(self, frame: dict, timeout: float = 5.0) -> dict:
@@ -165,20 +143,23 @@ class ExtensionProcess:
     def wait(self, timeout: float = 2.0) -> int:
         return self.proc.wait(timeout=timeout)
 
+    def leftovers(self, wait: float = 0.5) -> list[str]:
+        """The processes of the extension still running after up to `wait` s.
+
+        Zombies do not count: a process whose parent exited waits there for
+        init to reap it (in a container without an init).
+        """
+        deadline = time.monotonic() + wait
+        while (left := self.process.members()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return left
+
     def group_alive(self) -> bool:
-        """Whether any process of the extension's process group is left."""
-        try:
-            os.killpg(self.proc.pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
+        """Whether any process of the extension is left."""
+        return bool(self.process.members())
 
     def kill(self) -> None:
-        if self.group_alive():
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=5)
-        self._stderr.close()
-        self.stderr_path.unlink(missing_ok=True)
+        self.process.close()
 
     def __enter__(self) -> Self:
         return self
