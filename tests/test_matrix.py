@@ -9,7 +9,7 @@ import shutil
 import sys
 
 import pytest
-from conftest import COMBINATIONS, HANDLER, LANGUAGES, VARIANTS, combo_id, run
+from conftest import CAPABILITIES, COMBINATIONS, HANDLER, LANGUAGES, VARIANTS, combo_id, run
 
 BIN = os.path.dirname(sys.executable)  # ruff, shellcheck, shfmt live here
 # ruff's default rules plus pycodestyle warnings, isort, bugbear, pyupgrade.
@@ -55,6 +55,17 @@ def test_renders_builds_and_passes_its_smoke_test(projects, language, capabiliti
     assert report["ready_ms"] is not None
 
 
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_smoke_test_passes_in_a_shared_process_group(projects, language):
+    """As zot 0.1.62 starts it: in the host's process group, not one of its own."""
+    project = projects.get(language, CAPABILITIES)
+    result = run(["./smoke-test", "--json", "--shared-group"], project)
+    report = json.loads(result.stdout)
+    failed = [c for c in report["checks"] if c["status"] == "fail"]
+    assert result.returncode == 0 and report["passed"], (failed, result.stderr)
+    assert any(c["check"] == "no child processes left" for c in report["checks"])
+
+
 @pytest.mark.parametrize(
     ("language", "capabilities"),
     [param for param in MATRIX if VARIANTS[param.values[0]].unit_tests],
@@ -78,7 +89,6 @@ def test_own_unit_tests_pass(projects, language, capabilities):
 @pytest.mark.parametrize(("language", "capabilities"), MATRIX)
 def test_generated_code_is_formatted_and_lint_clean(projects, language, capabilities):
     project = projects.get(language, capabilities)
-    handler = HANDLER[language]
     if language == "python":
         checks = [
             [tool("ruff"), "format", "--check", "--diff", "."],
@@ -94,9 +104,10 @@ def test_generated_code_is_formatted_and_lint_clean(projects, language, capabili
         assert json.loads((project / "tsconfig.json").read_text())["compilerOptions"]["strict"]
         checks = [["npm", "run", "--silent", "format:check"], [tool("shfmt"), "-d", "build"]]
     else:
+        scripts = sorted(path.name for path in project.glob("*.sh"))
         checks = [
-            [tool("shellcheck"), handler],
-            [tool("shfmt"), "-d", handler],
+            [tool("shellcheck"), "-x", *scripts],
+            [tool("shfmt"), "-d", *scripts],
         ]
     checks.append([tool("shellcheck"), "-s", "sh", "build"])
     for check in checks:
