@@ -145,7 +145,7 @@ def template_changes_python(repo: Path) -> None:
     """A release that changes template-owned files and one line near a user edit."""
     edit(repo / "template" / "smoke-test", "\n", "\n# smoke-test, release 2\n")
     edit(
-        repo / "template" / "{% if language == 'python' %}build{% endif %}",
+        repo / "hooks" / "python",
         'echo "build: main.py is ready',
         'echo "build: main.py is ready, release 2',
     )
