@@ -195,8 +195,8 @@ SLOW_TOOL = {
         '    __import__("time").sleep(3)\n    return text.upper() if uppercase else text',
     ),
     "go": (
-        "\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
-        "\ttime.Sleep(3 * time.Second)\n\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
+        "\tif uppercase {\n\t\ttext = strings.ToUpper(text)",
+        "\ttime.Sleep(3 * time.Second)\n\tif uppercase {\n\t\ttext = strings.ToUpper(text)",
     ),
     "typescript": (
         "  return uppercase ? text.toUpperCase() : text;",
@@ -292,7 +292,7 @@ CRASHING_TOOL = {
         '    if text == "boom":\n        raise RuntimeError("boom")\n',
     ),
     "go": (
-        "\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
+        "\tif uppercase {\n\t\ttext = strings.ToUpper(text)",
         '\tif text == "boom" {\n\t\tpanic("boom")\n\t}\n',
     ),
 }

@@ -1,11 +1,14 @@
-"""Go-specific checks: the guard is the Python skeleton's, string for string."""
+"""Go-specific checks: the layout, the guard, updates from earlier releases."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
-from conftest import run
+import pytest
+from conftest import CAPABILITIES, build, render, run
+from test_update import clone_template, commit_all, edit, generate, git, smoke, tag_releases, update
 
 
 def python_guard(projects) -> list[list[str]]:
@@ -44,3 +47,55 @@ def test_go_guard_has_the_python_guards_patterns_and_texts(projects, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     dumped = next(line for line in result.stdout.splitlines() if line.startswith("GUARD "))
     assert json.loads(dumped.removeprefix("GUARD ")) == python_guard(projects)
+
+
+# What only the protocol does in Go: reading stdin, writing stdout, framing,
+# the handshake and registration frames, the writer's lock.
+GO_PROTOCOL = re.compile(
+    r"os\.Std(in|out)|bufio\.|sync\.|Mutex|ReadSlice|json\.NewEncoder"
+    r'|"type": *"(hello|hello_ack|ready|subscribe|register_command|register_tool|shutdown_ack)"'
+)
+
+
+def test_main_go_holds_no_protocol_and_the_runtime_is_the_templates_file(tmp_path):
+    """protocol.go is the same in every project; guard.go comes with guard."""
+    one = render(tmp_path / "one", language="go", capabilities=["tools"])
+    two = render(tmp_path / "two", language="go", capabilities=CAPABILITIES, name="other")
+    assert (one / "protocol.go").read_text() == (two / "protocol.go").read_text()
+    assert GO_PROTOCOL.search((one / "protocol.go").read_text())
+    assert not (one / "guard.go").exists() and (two / "guard.go").is_file()
+    for project in (one, two):
+        main = (project / "main.go").read_text()
+        assert not GO_PROTOCOL.search(main), GO_PROTOCOL.search(main)
+        assert "regexp" not in main and "dangerous" not in main
+
+
+@pytest.mark.parametrize(
+    "capabilities", [["commands", "tools", "guard"], CAPABILITIES], ids=["default+guard", "all"]
+)
+def test_a_0_2_0_project_updates_into_the_runtime_layout(tmp_path, capabilities):
+    """0.2.0 kept the registrations in lists and the guard in main.go.
+
+    Edits to handler lines the template kept survive; the guard leaves main.go
+    for guard.go and the registrations become calls, without a conflict.
+    """
+    repo = clone_template(tmp_path)
+    assert "v0.2.0" in tag_releases(repo)
+    project = generate(
+        repo, tmp_path / "ext", "v0.2.0", language="go", go_sdk=False, capabilities=capabilities
+    )
+    edit(project / "main.go", '"The text to echo back."', '"The text to repeat."')
+    edit(project / "main.go", "Answer briefly and concretely:", "Answer in one sentence:")
+    commit_all(project, "my edits")
+    result = update(project, "--vcs-ref", "HEAD")
+    assert result.returncode == 0, result.stderr
+    main = (project / "main.go").read_text()
+    assert "<<<<<<<" not in main
+    assert '"The text to repeat."' in main and "Answer in one sentence:" in main
+    assert "extension.Tool(tool, toolDescription, toolSchema, runTool)" in main
+    assert "var tools = " not in main and "dangerous" not in main
+    assert (project / "protocol.go").is_file() and (project / "guard.go").is_file()
+    assert "UU" not in git(project, "status", "--porcelain")
+    build(project)
+    assert run(["go", "test", "-count=1", "./..."], project).returncode == 0
+    smoke(project)

@@ -17,7 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import COMBINATIONS, build, combo_id, render, run
+from conftest import CAPABILITIES, COMBINATIONS, ROOT, build, combo_id, render, run
+from test_go import GO_PROTOCOL
+from test_layout import ALL_LIMIT, DEFAULT_LIMIT
 
 SDK_MODULE = "github.com/patriceckhart/zot"
 SDK_DIR = os.environ.get("ZOT_SDK_DIR", "")
@@ -41,28 +43,41 @@ def sdk_projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.mark.parametrize("capabilities", COMBINATIONS, ids=combo_id)
 def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabilities):
     project = sdk_projects[combo_id(capabilities)]
-    assert sorted(p.name for p in project.glob("*.go")) == ["main.go", "main_test.go"]
+    guard = ["guard.go"] if "guard" in capabilities else []
+    assert sorted(p.name for p in project.glob("*.go")) == [*guard, "main.go", "main_test.go"]
     go_mod = (project / "go.mod").read_text()
     assert go_mod == "module example.com/demo-ext\n\ngo 1.25\n"  # no pinned zot version
     main = (project / "main.go").read_text()
     assert f'"{SDK_MODULE}/packages/agent/ext"' in main
-    # each capability is handed to the SDK call made for it
+    assert "extension = ext.New(extName, extVersion)" in main
+    # one SDK call per handler, no adapter between them
     calls = {
-        "commands": "zot.Command(c.name, c.description, c.run)",
-        "tools": "zot.Tool(t.name, t.description, t.schema, ",
-        "events": "zot.On(event, ",
-        "guard": "zot.InterceptToolCall(",
+        "commands": "extension.Command(command, commandHelp, runCommand)",
+        "tools": "extension.Tool(tool, toolDescription, toolSchema, runTool)",
+        "events": "extension.On(event, recordEvent)",
+        "guard": "extension.InterceptToolCall(guard)",
     }
     for capability, call in calls.items():
         assert (call in main) == (capability in capabilities), capability
-    assert ("zot.OnHello(" in main) == ("events" in capabilities)  # data_dir
     manifest = json.loads((project / "extension.json").read_text())
     assert manifest["exec"] == "./demo-ext"
+    assert (project / "build").read_bytes() == (ROOT / "hooks" / "go").read_bytes()
     result = run([shutil.which("gofmt") or "gofmt", "-l", "-d", "."], project)
     assert result.returncode == 0 and not result.stdout, result.stdout + result.stderr
     shellcheck = shutil.which("shellcheck", path=os.path.dirname(sys.executable)) or "shellcheck"
     result = run([shellcheck, "-s", "sh", "build"], project)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "limit"),
+    [(["commands", "tools"], DEFAULT_LIMIT), (CAPABILITIES, ALL_LIMIT)],
+    ids=["default", "all"],
+)
+def test_sdk_flavours_main_go_is_small_and_holds_no_protocol(sdk_projects, capabilities, limit):
+    main = (sdk_projects[combo_id(capabilities)] / "main.go").read_text()
+    assert main.count("\n") <= limit
+    assert not GO_PROTOCOL.search(main), GO_PROTOCOL.search(main)
 
 
 @NEEDS_SDK
