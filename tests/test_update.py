@@ -246,7 +246,7 @@ def test_changing_the_language_is_refused_and_changes_nothing(edited_project):
     project = edited_project
     result = update(project, "-d", "language=shell")
     assert result.returncode != 0
-    assert "cannot switch its language" in result.stderr
+    assert "cannot switch the language of a python project" in result.stderr
     assert git(project, "status", "--porcelain") == ""
     assert (project / "main.py").exists()
 
