@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import time
+from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, VARIANTS, render, run
+from conftest import CAPABILITIES, ROOT, VARIANTS, build, render, run
 from host import ExtensionProcess
+from test_update import clone_template, commit_all, edit, generate, git, smoke, tag_releases, update
+
+TYPESCRIPT_DIR = "template/{% if language == 'typescript' %}src{% endif %}"
+GUARD_TS = f"{TYPESCRIPT_DIR}/{{% if 'guard' in capabilities %}}guard.ts{{% endif %}}"
+TOOL = "demo_ext"
 
 TYPESCRIPT = [variant for variant in VARIANTS if VARIANTS[variant].language == "typescript"]
 
 
+def update_status(project: Path) -> list[str]:
+    return git(project, "status", "--porcelain").splitlines()
+
+
 def test_guard_patterns_are_the_python_ones(projects):
-    """src/extension.ts keeps guard.py's regex strings (a backtick escaped)."""
+    """src/guard.ts keeps guard.py's regex strings (a backtick escaped)."""
     python = projects.get("python", ["guard"])
     script = "import json, runpy; print(json.dumps(runpy.run_path('guard.py')['DANGEROUS']))"
     result = run(["python3", "-c", script], python)
@@ -24,7 +35,7 @@ def test_guard_patterns_are_the_python_ones(projects):
 
     typescript = projects.get("typescript", ["guard"])
     script = (
-        'const { DANGEROUS } = await import("./src/extension.ts");'
+        'const { DANGEROUS } = await import("./src/guard.ts");'
         "console.log(JSON.stringify(DANGEROUS.map((d) => d.pattern)));"
     )
     result = run(["node", "--import", "tsx", "--input-type=module", "-e", script], typescript)
@@ -120,8 +131,8 @@ def test_failing_handlers_are_answered_and_not_fatal(projects, tmp_path):
             'void Promise.reject(new Error("lost")); if (text === "bang") throw new Error("bang");',
         ),
         (
-            '  if (typeof line !== "string") {',
-            'if (line === "explode") throw new Error("kaboom");',
+            "  const danger = checkToolCall(toolName, toolArgs);",
+            'if (JSON.stringify(toolArgs).includes("explode")) throw new Error("kaboom");',
         ),
     ]:
         assert line in source, line
@@ -139,3 +150,134 @@ def test_failing_handlers_are_answered_and_not_fatal(projects, tmp_path):
         assert ext.tool("demo_ext", {"text": "fine"})["content"][0]["text"] == "fine"
         assert "unhandled: lost" in ext.stderr()
         assert ext.shutdown() == 0
+
+
+@pytest.mark.parametrize("variant", TYPESCRIPT)
+@pytest.mark.parametrize("own_group", [True, False], ids=["own-group", "shared-group"])
+@pytest.mark.parametrize("ending", ["shutdown", "eof"])
+def test_exit_is_quick_and_leaves_no_process(projects, tmp_path, variant, own_group, ending):
+    """Within 100 ms of shutdown or the end of input, nothing of it is left.
+
+    A fresh TMPDIR gives tsx an empty cache, so it starts esbuild's service
+    process to compile src/: the extension must stop it before it exits.
+    """
+    project = projects.get(variant, CAPABILITIES)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    with ExtensionProcess(project, data_dir=tmp_path, env=env, own_group=own_group) as ext:
+        ext.handshake()
+        if variant == "typescript-tsx":
+            assert any("esbuild" in member for member in ext.process.members())
+        assert ext.tool(TOOL, {"text": "x"})["is_error"] is False
+        started = time.monotonic()
+        if ending == "shutdown":
+            ext.send({"type": "shutdown"})
+        ext.close_stdin()
+        assert ext.wait(2) == 0
+        took = time.monotonic() - started
+        assert not ext.process.members()  # at once: nothing to wait for
+        if own_group:  # no zombie either: the extension reaped what it stopped
+            ps = run(["ps", "-o", "pid=,stat=,args=", "-g", str(ext.proc.pid)], tmp_path)
+            assert ps.stdout.strip() == "", ext.stderr()
+    assert took < 0.1, f"exited {took * 1000:.0f} ms after {ending}"
+
+
+def fake_node(tmp_path: Path, version: str) -> str:
+    """A PATH whose `node` reports `version` and runs everything else."""
+    real = shutil.which("node")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "node"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'[ "$1" = --version ] && {{ echo v{version}; exit 0; }}\n'
+        f'[ "$1" = -e ] && exec {real} -e "Object.defineProperty(process, '
+        f"'versions', {{ value: {{ node: '{version}' }} }}); $2\" \"$3\"\n"
+        f'exec {real} "$@"\n'
+    )
+    script.chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+
+
+@pytest.mark.parametrize(
+    ("variant", "version", "needed"),
+    [("typescript", "19.9.0", "20"), ("typescript-tsx", "20.5.1", "20.6")],
+)
+def test_node_too_old_for_the_runner_is_refused_clearly(
+    projects, tmp_path, variant, version, needed
+):
+    project = projects.fresh_copy(tmp_path, variant, CAPABILITIES)
+    env = {**os.environ, "PATH": fake_node(tmp_path, version)}
+    result = run(["./build"], project, env=env)
+    assert result.returncode != 0
+    assert f"Node.js v{version} is too old" in result.stderr
+    assert f"needs Node.js {needed} or newer" in result.stderr
+    assert "nodejs.org" in result.stderr
+
+
+def test_node_20_5_is_enough_for_the_bundle(projects, tmp_path):
+    project = projects.fresh_copy(tmp_path, "typescript", CAPABILITIES)
+    env = {**os.environ, "PATH": fake_node(tmp_path, "20.5.1")}
+    result = run(["./build"], project, env=env)
+    assert result.returncode == 0, result.stderr
+
+
+def test_guard_and_runtime_are_the_templates_files(tmp_path):
+    """protocol.ts and guard.ts are plain files, the same in every project."""
+    one = render(tmp_path / "one", language="typescript", capabilities=["tools"])
+    two = render(
+        tmp_path / "two",
+        language="typescript",
+        ts_runner="tsx",
+        capabilities=CAPABILITIES,
+        name="other",
+    )
+    for name in ["protocol.ts", "index.ts"]:
+        assert (one / "src" / name).read_text() == (two / "src" / name).read_text()
+    assert not (one / "src" / "guard.ts").exists()
+    assert not (one / "src" / "guard.test.ts").exists()
+    assert (two / "src" / "guard.ts").read_text() == (ROOT / GUARD_TS).read_text()
+    assert (one / "build").read_text() == (ROOT / "hooks" / "typescript").read_text()
+    assert os.access(one / "build", os.X_OK)
+
+
+def test_previous_release_updates_into_the_guard_module(tmp_path):
+    """0.2.0 kept the guard in src/extension.ts; now src/guard.ts does.
+
+    Edits to handler lines the template kept survive, the guard leaves
+    src/extension.ts without a conflict, and the project builds and passes
+    its smoke test and unit tests.
+    """
+    repo = clone_template(tmp_path)
+    assert "v0.2.0" in tag_releases(repo)
+    project = generate(
+        repo,
+        tmp_path / "ext",
+        "v0.2.0",
+        language="typescript",
+        ts_runner="node",
+        capabilities=["commands", "tools", "guard"],
+    )
+    handler = project / "src" / "extension.ts"
+    edit(handler, '"The text to echo back."', '"The text to repeat."')
+    edit(handler, "Answer briefly and concretely:", "Answer in one sentence:")
+    commit_all(project, "my edits")
+    result = update(project, "--vcs-ref", "HEAD")
+    assert result.returncode == 0, result.stderr
+    source = handler.read_text()
+    assert "<<<<<<<" not in source
+    assert '"The text to repeat."' in source and "Answer in one sentence:" in source
+    assert "ext.tool(TOOL, TOOL_DESCRIPTION, TOOL_SCHEMA, runTool);" in source
+    assert "DANGEROUS" not in source and "export const extension" not in source
+    assert "export const DANGEROUS" in (project / "src" / "guard.ts").read_text()
+    assert not [line for line in update_status(project) if line.startswith("UU")]
+    assert not list(project.rglob("*.rej"))
+    # the test still expects the template's prompt: the user's to adapt
+    edit(
+        project / "src" / "extension.test.ts",
+        "Answer briefly and concretely:",
+        "Answer in one sentence:",
+    )
+    build(project)
+    smoke(project)
+    result = run(["npm", "test"], project)
+    assert result.returncode == 0, result.stdout

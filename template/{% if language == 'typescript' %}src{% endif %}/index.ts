@@ -1,6 +1,5 @@
-// The entry point zot runs (./build bundles it into dist/index.js).
-// The extension itself is in src/extension.ts.
-import { extension } from "./extension.js";
-import { run } from "./protocol.js";
+// The entry point zot starts (see extension.json); the handlers are in
+// src/extension.ts.
+import { ext } from "./extension.js";
 
-run(extension);
+ext.run();
