@@ -295,6 +295,10 @@ CRASHING_TOOL = {
         "\tif uppercase {\n\t\ttext = strings.ToUpper(text)",
         '\tif text == "boom" {\n\t\tpanic("boom")\n\t}\n',
     ),
+    "typescript": (
+        "  return uppercase ? text.toUpperCase() : text;",
+        '  if (text === "boom") throw new Error("boom");\n',
+    ),
 }
 
 
