@@ -9,7 +9,7 @@ import pytest
 from conftest import CAPABILITIES, HANDLER, LANGUAGES, ROOT, VARIANTS, render
 
 # Languages whose handler file (conftest's HANDLER) is apart from the runtime.
-SPLIT = ["python", "go", "typescript", "typescript-tsx"]
+SPLIT = ["python", "go", "typescript"]
 # Limits on the handler file's lines: default capabilities, then all four.
 DEFAULT_LIMIT, ALL_LIMIT = 90, 180
 # What only the protocol does: reading stdin, framing, the handshake and
