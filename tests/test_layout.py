@@ -8,29 +8,34 @@ import re
 import pytest
 from conftest import CAPABILITIES, HANDLER, LANGUAGES, ROOT, VARIANTS, render
 
-# Languages whose handler file (conftest's HANDLER) is apart from the runtime.
-SPLIT = ["python", "go", "typescript"]
+# Every flavour: the variants of conftest, and Go with zot's SDK (rendered
+# only: its build needs a module download).
+FLAVOURS = {name: {"language": v.language, **dict(v.answers)} for name, v in VARIANTS.items()}
+FLAVOURS["go-sdk"] = {"language": "go", "go_sdk": True}
 # Limits on the handler file's lines: default capabilities, then all four.
 DEFAULT_LIMIT, ALL_LIMIT = 90, 180
-# What only the protocol does: reading stdin, framing, the handshake and
-# ready frames, worker threads, the writer lock.
+# What only the protocol does, in any of the languages: reading stdin,
+# framing, the handshake and ready frames, worker threads, the writer lock.
 PROTOCOL = re.compile(
-    r"sys\.std(in|out)|json\.loads|threading|queue\b|_lock\b"
-    r"|[\"']type[\"']: *[\"'](hello|hello_ack|ready|subscribe|register_command|register_tool)[\"']"
+    r"sys\.std(in|out)|process\.std(in|out)|os\.Std(in|out)|bufio\.|readline|\bread -r\b"
+    r"|json\.loads|threading|sync\.Mutex|_lock\b|\bqueue\b"
+    r"|[\"']?[Tt]ype[\"']?: *[\"'](hello|hello_ack|ready|subscribe|register_command|register_tool)[\"']"
 )
 
 
-@pytest.mark.parametrize("language", SPLIT)
+@pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize(
     ("capabilities", "limit"),
     [(["commands", "tools"], DEFAULT_LIMIT), (CAPABILITIES, ALL_LIMIT)],
     ids=["default", "all"],
 )
-def test_handler_file_is_small_and_holds_no_protocol(tmp_path, language, capabilities, limit):
-    project = render(tmp_path / "ext", language=language, capabilities=capabilities)
-    source = (project / HANDLER[language]).read_text(encoding="utf-8")
+def test_handler_file_is_small_and_holds_no_protocol(tmp_path, flavour, capabilities, limit):
+    answers = FLAVOURS[flavour]
+    project = render(tmp_path / "ext", capabilities=capabilities, **answers)
+    handler = HANDLER.get(flavour, "main.go")
+    source = (project / handler).read_text(encoding="utf-8")
     lines = source.count("\n")
-    assert lines <= limit, f"{HANDLER[language]}: {lines} lines (at most {limit})"
+    assert lines <= limit, f"{handler}: {lines} lines (at most {limit})"
     protocol = [line for line in source.splitlines() if PROTOCOL.search(line)]
     assert not protocol, protocol
 
