@@ -3,7 +3,7 @@
 // in src/extension.ts. You rarely need to edit this file.
 //
 //   const ext = new Extension("my-ext", "0.1.0");
-//   ext.command("hi", "Say hi", (args) => ({ action: "display", display: args }));
+//   ext.command("hi", "Say hi", () => ({ action: "display", display: "hi" }));
 //   ext.run();
 //
 // Wire format: one JSON object per line. zot writes to stdin, we answer on
