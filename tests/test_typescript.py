@@ -281,3 +281,56 @@ def test_previous_release_updates_into_the_guard_module(tmp_path):
     smoke(project)
     result = run(["npm", "test"], project)
     assert result.returncode == 0, result.stdout
+
+
+def test_a_command_added_to_the_old_extension_object_is_a_reported_conflict(tmp_path):
+    """0.2.0 listed handlers in `extension` at the end of src/extension.ts.
+
+    That object is gone: an entry a user added there comes back as a
+    conflict, and turns into one registration call.
+    """
+    repo = clone_template(tmp_path)
+    tag_releases(repo)
+    project = generate(
+        repo, tmp_path / "ext", "v0.2.0", language="typescript", capabilities=["commands", "tools"]
+    )
+    handler = project / "src" / "extension.ts"
+    shout = '{ name: "shout", description: "Shout TEXT", run: shout }'
+    edit(
+        handler,
+        "  commands: [{ name: COMMAND, description: COMMAND_HELP, run: runCommand }],",
+        f"  commands: [\n    {{ name: COMMAND, description: COMMAND_HELP, run: runCommand }},\n"
+        f"    {shout},\n  ],",
+    )
+    edit(
+        handler,
+        "\n// --- The tool the model calls",
+        "\nexport function shout(args: string): CommandReply {\n"
+        '  return { action: "display", display: args.toUpperCase() };\n'
+        "}\n\n// --- The tool the model calls",
+    )
+    commit_all(project, "my command")
+    result = update(project, "--vcs-ref", "HEAD")
+    assert result.returncode == 0, result.stderr
+    assert "UU src/extension.ts" in update_status(project)
+    conflict = re.compile(
+        r"^<<<<<<< .*?\n(.*?)^=======\n(.*?)^>>>>>>> .*?\n", re.MULTILINE | re.DOTALL
+    )
+    conflicts = conflict.findall(handler.read_text())
+    old_object = [ours for ours, _ in conflicts if "export const extension" in ours]
+    assert len(old_object) == 1 and shout in old_object[0]
+
+    def resolve(match: re.Match) -> str:
+        """What the user does: keep both sides, but the old object becomes a call."""
+        ours, theirs = match.groups()
+        if "export const extension" in ours:
+            return theirs + 'ext.command("shout", "Shout TEXT", shout);\n'
+        return ours + theirs
+
+    handler.write_text(conflict.sub(resolve, handler.read_text()))
+    build(project)
+    smoke(project)
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        assert ext.command("shout", "hey")["display"] == "HEY"
+        assert ext.shutdown() == 0
