@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from conftest import CAPABILITIES, build, render, run
+from conftest import CAPABILITIES, build, combo_id, render, run
 from test_update import clone_template, commit_all, edit, generate, git, smoke, tag_releases, update
 
 
@@ -49,6 +49,8 @@ def test_go_guard_has_the_python_guards_patterns_and_texts(projects, tmp_path):
     assert json.loads(dumped.removeprefix("GUARD ")) == python_guard(projects)
 
 
+SDK_MODULE = "github.com/patriceckhart/zot"
+
 # What only the protocol does in Go: reading stdin, writing stdout, framing,
 # the handshake and registration frames, the writer's lock.
 GO_PROTOCOL = re.compile(
@@ -64,6 +66,8 @@ def test_main_go_holds_no_protocol_and_the_runtime_is_the_templates_file(tmp_pat
     assert (one / "protocol.go").read_text() == (two / "protocol.go").read_text()
     assert GO_PROTOCOL.search((one / "protocol.go").read_text())
     assert not (one / "guard.go").exists() and (two / "guard.go").is_file()
+    three = render(tmp_path / "three", language="go", go_sdk=True, capabilities=["guard"])
+    assert (two / "guard.go").read_text() == (three / "guard.go").read_text()
     for project in (one, two):
         main = (project / "main.go").read_text()
         assert not GO_PROTOCOL.search(main), GO_PROTOCOL.search(main)
@@ -99,3 +103,19 @@ def test_a_0_2_0_project_updates_into_the_runtime_layout(tmp_path, capabilities)
     build(project)
     assert run(["go", "test", "-count=1", "./..."], project).returncode == 0
     smoke(project)
+
+
+@pytest.mark.parametrize(
+    "capabilities", [["commands", "tools"], ["commands", "tools", "guard"]], ids=combo_id
+)
+def test_both_flavours_main_go_differ_only_in_what_speaks_the_protocol(tmp_path, capabilities):
+    """Switching go_sdk merges cleanly: the handlers are the same lines."""
+    sdk = render(tmp_path / "sdk", language="go", go_sdk=True, capabilities=capabilities)
+    std = render(tmp_path / "std", language="go", go_sdk=False, capabilities=capabilities)
+
+    def body(project):
+        text = (project / "main.go").read_text().split("\npackage main\n", 1)[1]
+        text = text.replace(f'\n\t"{SDK_MODULE}/packages/agent/ext"\n', "")
+        return text.replace("ext.", "").replace("\n\n)", "\n)")
+
+    assert body(sdk) == body(std)
