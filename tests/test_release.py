@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import re
+
 import pytest
 from conftest import ROOT, run
+from test_update import GIT_ENV, clone_template
 
 
 @pytest.mark.parametrize(
@@ -22,8 +26,26 @@ def test_release_refuses_bad_versions_and_missing_changelog(args, message):
     assert message in result.stderr
 
 
-def test_changelog_has_a_section_for_every_release_tag():
+def release_points(repo=ROOT) -> dict[str, str]:
+    """scripts/release-points: {"vX.Y.Z": commit}, from the history alone."""
+    result = run([str(ROOT / "scripts" / "release-points")], repo)
+    assert result.returncode == 0, result.stderr
+    return dict(line.split() for line in result.stdout.splitlines())
+
+
+def test_every_release_of_the_changelog_has_its_release_point_in_the_history():
+    """A clone has no tags: the release commits themselves must be findable."""
     changelog = (ROOT / "CHANGELOG.md").read_text()
-    tags = run(["git", "tag", "--list", "v*"], ROOT).stdout.split()
-    for tag in tags:
-        assert f"## [{tag[1:]}] - " in changelog, f"{tag} is not in CHANGELOG.md"
+    released = {f"v{v}" for v in re.findall(r"^## \[([0-9.]+)\] - ", changelog, re.MULTILINE)}
+    assert released and set(release_points()) == released
+
+
+def test_release_refuses_a_head_that_is_not_the_release_commit(tmp_path):
+    clone = clone_template(tmp_path)  # this checkout, uncommitted changes included
+    changelog = clone / "CHANGELOG.md"
+    changelog.write_text(changelog.read_text() + "\n## [9.9.9] - 2026-12-31\n")
+    env = {**os.environ, **GIT_ENV}
+    run(["git", "commit", "--quiet", "-am", "Changelog for 9.9.9"], clone, env=env)
+    result = run([str(clone / "scripts" / "release"), "9.9.9"], clone)
+    assert result.returncode == 1
+    assert "commit the changelog as 'Release 9.9.9: SUMMARY'" in result.stderr

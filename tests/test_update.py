@@ -252,21 +252,14 @@ def test_changing_the_language_is_refused_and_changes_nothing(edited_project):
 
 
 def tag_releases(repo: Path) -> list[str]:
-    """Tag the release commits ("Release X.Y.Z: ...") of a clone; newest first.
+    """Tag the release points of a clone (scripts/release-points); newest first.
 
     A clone of the published repository may have no tags: the release points
-    are the commits themselves.
+    are found from the commits themselves.
     """
-    log = git(repo, "log", "--format=%H %s", "--extended-regexp", "--grep=^Release [0-9]")
-    tags = []
-    for line in log.splitlines():
-        commit, subject = line.split(" ", 1)
-        match = re.match(r"Release ([0-9]+\.[0-9]+\.[0-9]+)\b", subject)
-        if match:
-            tag = f"v{match.group(1)}"
-            git(repo, "tag", "--force", tag, commit)
-            tags.append(tag)
-    return tags
+    result = run([str(repo / "scripts" / "release-points"), "--tag"], repo)
+    assert result.returncode == 0, result.stderr
+    return [line.split()[0] for line in result.stdout.splitlines()]
 
 
 def previous_release(repo: Path) -> str:
@@ -317,17 +310,34 @@ def test_handler_edits_survive_the_update_into_the_runtime_layout(tmp_path):
     smoke(project)
 
 
-def test_every_release_renders_without_trust_or_network(tmp_path):
+def conflicted(project: Path) -> list[str]:
+    """Files that copier left with conflict markers."""
+    return [
+        str(path.relative_to(project))
+        for path in project.rglob("*")
+        if path.is_file() and ".git" not in path.parts and b"<<<<<<< " in path.read_bytes()
+    ]
+
+
+@pytest.mark.parametrize("language", ["python", "shell"])  # the languages of every release
+def test_every_release_renders_and_updates_to_this_checkout(tmp_path, language):
+    """Without --trust or the network; the release points come from the history."""
     repo = clone_template(tmp_path)
-    tag_releases(repo)
-    tags = git(repo, "tag", "--list", "v*").split()  # with any tag the clone brought
-    assert tags
+    tags = tag_releases(repo)
+    assert "v0.1.0" in tags and "v0.2.0" in tags
     for tag in tags:
-        dst = tmp_path / tag
-        copier.run_copy(
-            str(repo), str(dst), data={"name": "replay"}, defaults=True, vcs_ref=tag, quiet=True
+        project = generate(
+            repo,
+            tmp_path / tag,
+            tag,
+            language=language,
+            capabilities=["commands", "tools", "guard"],
         )
-        assert (dst / "extension.json").is_file(), tag
+        result = update(project, "--vcs-ref", "HEAD")
+        assert result.returncode == 0, f"{tag}: {result.stderr}"
+        assert not conflicted(project), tag
+        build(project)
+        smoke(project)
 
 
 def test_a_go_sdk_project_can_switch_to_the_dependency_free_flavour(releases, tmp_path):
