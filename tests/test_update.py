@@ -315,7 +315,9 @@ def conflicted(project: Path) -> list[str]:
     return [
         str(path.relative_to(project))
         for path in project.rglob("*")
-        if path.is_file() and ".git" not in path.parts and b"<<<<<<< " in path.read_bytes()
+        if path.is_file()
+        and ".git" not in path.parts
+        and re.search(rb"^<<<<<<< ", path.read_bytes(), re.MULTILINE)
     ]
 
 
