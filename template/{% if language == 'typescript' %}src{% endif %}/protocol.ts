@@ -163,7 +163,8 @@ export class Extension {
     for (const event of [events].flat()) this.events.set(event, handler);
   }
 
-  /** guard(toolName, toolArgs) judges every tool call before it runs. */
+  /** guard(tool, args) judges every tool call, by the tool's name and
+   * arguments, before it runs. */
   interceptToolCall(guard: ToolCallGuard): void {
     this.guard = guard;
   }
@@ -171,6 +172,11 @@ export class Extension {
   /** Log to stderr, which zot writes to ext-NAME.log. */
   log(message: string): void {
     stderr.write(`[${this.name}] ${message}\n`);
+  }
+
+  /** A note in zot's chat, cleared at the user's next prompt. */
+  notify(level: "info" | "success" | "warn" | "error", message: string): void {
+    this.send({ type: "notify", level, message });
   }
 
   /** Where to keep files: zot's data_dir, else the extension's own folder. */
@@ -195,7 +201,7 @@ export class Extension {
     // The first line on stdout must be hello.
     const { name, version } = this;
     this.send({ type: "hello", name, version, capabilities });
-    stdout.on("error", () => process.exit(0)); // zot closed our stdout
+    stdout.on("error", () => this.exit()); // zot closed our stdout
     // A promise a handler forgot to await must not end the extension.
     const unhandled = (err: unknown) => this.log(`unhandled: ${message(err)}`);
     process.on("unhandledRejection", unhandled);
