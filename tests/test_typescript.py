@@ -334,3 +334,30 @@ def test_a_command_added_to_the_old_extension_object_is_a_reported_conflict(tmp_
         ext.handshake()
         assert ext.command("shout", "hey")["display"] == "HEY"
         assert ext.shutdown() == 0
+
+
+@pytest.mark.parametrize("own_group", [True, False], ids=["own-group", "shared-group"])
+def test_a_program_a_tool_runs_is_stopped_at_shutdown(projects, tmp_path, own_group):
+    """The tool's child process does not outlive the extension."""
+    project = projects.fresh_copy(tmp_path, "typescript", CAPABILITIES)
+    handler = project / "src" / "extension.ts"
+    source = handler.read_text()
+    source = 'import { execFile } from "node:child_process";\n' + source.replace(
+        "  return uppercase ? text.toUpperCase() : text;",
+        '  await new Promise((done) => execFile("sleep", ["30"], done));\n'
+        "  return uppercase ? text.toUpperCase() : text;",
+    )
+    handler.write_text(source)
+    build(project)
+    with ExtensionProcess(project, data_dir=tmp_path, own_group=own_group) as ext:
+        ext.handshake()
+        ext.send({"type": "tool_call", "id": "t", "name": TOOL, "args": {"text": "x"}})
+        deadline = time.monotonic() + 5
+        while not any("sleep" in m for m in ext.process.members()):
+            assert time.monotonic() < deadline, "the tool's sleep did not start"
+            time.sleep(0.02)
+        started = time.monotonic()
+        assert ext.shutdown(timeout=2) == 0
+        took = time.monotonic() - started
+        assert not ext.process.members()
+    assert took < 0.1, f"exited {took * 1000:.0f} ms after shutdown"
