@@ -5,9 +5,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import time
 
 import pytest
 from conftest import CAPABILITIES, build, combo_id, render, run
+from host import ExtensionProcess
 from test_update import clone_template, commit_all, edit, generate, git, smoke, tag_releases, update
 
 
@@ -119,3 +121,27 @@ def test_both_flavours_main_go_differ_only_in_what_speaks_the_protocol(tmp_path,
         return text.replace("ext.", "").replace("\n\n)", "\n)")
 
     assert body(sdk) == body(std)
+
+
+@pytest.mark.parametrize("own_group", [True, False], ids=["own-group", "shared-group"])
+@pytest.mark.parametrize("ending", ["shutdown", "end-of-input"])
+def test_exits_within_100_ms_with_a_tool_running(projects, tmp_path, own_group, ending):
+    """zot 0.1.62 starts extensions in its own process group: no reliance on it."""
+    project = projects.fresh_copy(tmp_path, "go", CAPABILITIES)
+    edit(
+        project / "main.go",
+        "\tif uppercase {\n",
+        "\ttime.Sleep(10 * time.Second)\n\tif uppercase {\n",
+    )
+    build(project)
+    with ExtensionProcess(project, data_dir=tmp_path, own_group=own_group) as ext:
+        ext.handshake()
+        ext.send({"type": "tool_call", "id": "slow", "name": "demo_ext", "args": {"text": "x"}})
+        time.sleep(0.2)  # the tool is running
+        if ending == "shutdown":
+            ext.send({"type": "shutdown"})
+        started = time.monotonic()
+        ext.close_stdin()
+        assert ext.wait(2) == 0
+        assert time.monotonic() - started < 0.1
+        assert not ext.leftovers()
