@@ -58,10 +58,10 @@ SLOW_TOOL = {
         f'    __import__("time").sleep({SLOW_SECONDS})\n    return text.upper() if uppercase else text',
     ),
     "go": (
-        "\tif uppercase {\n\t\treturn strings.ToUpper(text), nil",
+        "\tif uppercase {\n\t\ttext = strings.ToUpper(text)",
         (
             f"\ttime.Sleep({SLOW_SECONDS} * time.Second)\n"
-            "\tif uppercase {\n\t\treturn strings.ToUpper(text), nil"
+            "\tif uppercase {\n\t\ttext = strings.ToUpper(text)"
         ),
     ),
     "typescript": (

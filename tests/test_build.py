@@ -95,7 +95,7 @@ def test_go_older_than_1_25_is_refused_clearly(projects, tmp_path):
 def test_go_build_checks_the_code_with_go_vet(projects, tmp_path):
     project = projects.fresh_copy(tmp_path, "go", CAPABILITIES)
     handler = project / "main.go"
-    handler.write_text(handler.read_text() + '\nfunc vetMe() { fmt.Printf("%d", "text") }\n')
+    handler.write_text(handler.read_text() + '\nfunc vetMe() { extension.Logf("%d", "text") }\n')
     result = run(["./build"], project)
     assert result.returncode != 0
     assert "vetMe" in result.stderr or "%d" in result.stderr, result.stderr
