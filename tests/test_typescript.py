@@ -240,7 +240,8 @@ def test_guard_and_runtime_are_the_templates_files(tmp_path):
     assert os.access(one / "build", os.X_OK)
 
 
-def test_previous_release_updates_into_the_guard_module(tmp_path):
+@pytest.mark.parametrize("runner", ["node", "tsx"])
+def test_previous_release_updates_into_the_guard_module(tmp_path, runner):
     """0.2.0 kept the guard in src/extension.ts; now src/guard.ts does.
 
     Edits to handler lines the template kept survive, the guard leaves
@@ -254,7 +255,7 @@ def test_previous_release_updates_into_the_guard_module(tmp_path):
         tmp_path / "ext",
         "v0.2.0",
         language="typescript",
-        ts_runner="node",
+        ts_runner=runner,
         capabilities=["commands", "tools", "guard"],
     )
     handler = project / "src" / "extension.ts"
