@@ -1,4 +1,5 @@
-"""What only the TypeScript flavour has: npm, tsc, esbuild, tsx, its guard port."""
+"""What only the TypeScript flavour has: npm, tsc, esbuild, tsx, its guard module,
+its exit, its update from 0.2.0."""
 
 from __future__ import annotations
 
