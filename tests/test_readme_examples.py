@@ -1,0 +1,65 @@
+"""The generated README's worked example really works in every language.
+
+"A second command and a second tool": the code block is put where the
+README says, the smoke.json cases it shows are added, and the project is
+built and smoke-tested.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from conftest import CAPABILITIES, HANDLER, LANGUAGES, VARIANTS, build, render, run
+
+HEADING = "### A second command and a second tool"
+
+
+def example(readme: str) -> tuple[str, dict]:
+    """The code block under HEADING and the smoke.json cases after it."""
+    section = readme[readme.index(HEADING) :]
+    code, cases = re.findall(r"```[a-z]+\n(.*?)```", section, re.DOTALL)[:2]
+    return code, json.loads("{" + cases + "}")
+
+
+def put(language: str, source: str, code: str) -> str:
+    """Where the README says the code goes: the end, or inside main for Go."""
+    if language == "go":
+        run_call = "\tif err := extension.Run(); err != nil {"
+        assert run_call in source
+        indented = "".join(f"\t{line}\n" if line else "\n" for line in code.splitlines())
+        return source.replace(run_call, indented + run_call)
+    if language == "python":
+        main = '\n\nif __name__ == "__main__":'
+        assert main in source
+        return source.replace(main, "\n\n" + code.rstrip("\n") + main)
+    return source + "\n" + code
+
+
+@pytest.mark.parametrize("variant", LANGUAGES)
+def test_the_readme_example_of_a_second_command_and_tool_works(projects, tmp_path, variant):
+    project = projects.fresh_copy(tmp_path, variant, CAPABILITIES)
+    code, cases = example((project / "README.md").read_text())
+    handler = project / HANDLER[variant]
+    handler.write_text(put(VARIANTS[variant].language, handler.read_text(), code))
+    smoke_json = json.loads((project / "smoke.json").read_text())
+    for section, added in cases.items():
+        smoke_json[section] += added
+    (project / "smoke.json").write_text(json.dumps(smoke_json, indent=2))
+    build(project)
+    result = run(["./smoke-test", "--json"], project)
+    report = json.loads(result.stdout)
+    failed = [c for c in report["checks"] if c["status"] == "fail"]
+    assert report["passed"], (failed, result.stderr)
+    checked = " ".join(c["check"] for c in report["checks"])
+    assert "shout" in checked and "split_words" in checked, checked
+
+
+def test_every_language_has_the_example(tmp_path):
+    for variant in VARIANTS:
+        answers = dict(VARIANTS[variant].answers)
+        language = VARIANTS[variant].language
+        project = render(tmp_path / variant, language=language, **answers)
+        assert HEADING in Path(project / "README.md").read_text(), variant
