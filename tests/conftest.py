@@ -66,9 +66,9 @@ VARIANTS = {
     "go": Variant(
         "go",
         "main.go",
-        "./demo-ext",
+        "./start",  # builds ./demo-ext first when a git clone has none
         answers=(("go_sdk", False),),
-        executables=("demo-ext",),
+        executables=("start", "demo-ext"),
         unit_tests=("go", "test", "-count=1", "./..."),
     ),
     "typescript": Variant(
@@ -82,16 +82,14 @@ VARIANTS = {
     "typescript-tsx": Variant(
         "typescript",
         "src/extension.ts",
-        "node",
-        ("--import", "tsx/esm", "src/index.ts"),
+        "./start",  # node --import tsx/esm src/index.ts, installing tsx first if need be
         answers=(("ts_runner", "tsx"),),
+        executables=("start",),
         unit_tests=("npm", "test"),
     ),
 }
 LANGUAGES = list(VARIANTS)
 HANDLER = {variant: VARIANTS[variant].handler for variant in VARIANTS}
-# The file the manifest's exec starts, for languages whose exec is a file.
-EXECUTABLE = {"python": "main.py", "shell": "main.sh", "go": "demo-ext"}
 # Answers every render of a language gets unless a test says otherwise.
 LANGUAGE_ANSWERS = {"go": {"go_sdk": False}}
 

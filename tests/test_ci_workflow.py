@@ -75,3 +75,23 @@ def test_workflow_is_valid_and_runs_the_readme_commands(tmp_path, actionlint, va
 def test_no_workflow_when_declined(tmp_path):
     project = render(tmp_path / "ext", ci=False)
     assert not (project / ".github").exists()
+
+
+def test_the_workflow_fails_when_the_committed_bundle_is_stale(projects, tmp_path):
+    """TypeScript with the node runner: dist/ is committed, and CI keeps it fresh."""
+    from test_update import commit_all, git
+
+    project = projects.fresh_copy(tmp_path, "typescript", CAPABILITIES)
+    workflow = yaml.safe_load((project / ".github" / "workflows" / "ci.yml").read_text())
+    steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
+    check = next(step["run"] for step in steps if step.get("name") == "dist/ is the bundle of src/")
+    assert "dist/" not in (project / ".gitignore").read_text().splitlines()
+    git(project, "init", "--quiet")
+    commit_all(project, "built and committed")
+    assert run(["sh", "-c", check], project).returncode == 0
+    source = project / "src" / "extension.ts"
+    source.write_text(source.read_text().replace("Answer briefly", "Answer very briefly"))
+    assert run(["./build"], project).returncode == 0
+    result = run(["sh", "-c", check], project)
+    assert result.returncode == 1
+    assert "run ./build and commit dist/" in result.stdout

@@ -61,7 +61,7 @@ def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabiliti
     for capability, call in calls.items():
         assert (call in main) == (capability in capabilities), capability
     manifest = json.loads((project / "extension.json").read_text())
-    assert manifest["exec"] == "./demo-ext"
+    assert manifest["exec"] == "./start"
     assert (project / "build").read_bytes() == (ROOT / "hooks" / "go").read_bytes()
     result = run([shutil.which("gofmt") or "gofmt", "-l", "-d", "."], project)
     assert result.returncode == 0 and not result.stdout, result.stdout + result.stderr

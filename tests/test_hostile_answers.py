@@ -219,7 +219,7 @@ def test_names_at_the_limits_build_and_pass_the_smoke_test(projects, tmp_path, v
     manifest = json.loads((project / "extension.json").read_text())
     assert manifest["name"] == name
     if VARIANTS[variant].language == "go":
-        assert manifest["exec"] == f"./{name}" and os.access(project / name, os.X_OK)
+        assert manifest["exec"] == "./start" and os.access(project / name, os.X_OK)
     with ExtensionProcess(project, data_dir=project) as ext:
         hello, frames = ext.handshake()
         assert hello["name"] == name

@@ -116,7 +116,8 @@ def test_the_typescript_runner_is_asked_for_typescript_only(tmp_path):
     assert (manifest["exec"], manifest["args"]) == ("node", ["dist/index.js"])
     render(tmp_path / "tsx", language="typescript", ts_runner="tsx")
     manifest = json.loads((tmp_path / "tsx" / "extension.json").read_text())
-    assert (manifest["exec"], manifest["args"]) == ("node", ["--import", "tsx/esm", "src/index.ts"])
+    assert (manifest["exec"], manifest["args"]) == ("./start", [])
+    assert "exec node --import tsx/esm src/index.ts" in (tmp_path / "tsx" / "start").read_text()
     assert not (tmp_path / "tsx" / "dist").exists()
 
 
@@ -147,7 +148,8 @@ def test_go_asks_for_a_module_path_and_the_sdk_choice(tmp_path):
     assert "github.com/patriceckhart/zot/packages/agent/ext" in (project / "main.go").read_text()
     assert not (project / "protocol.go").exists()
     manifest = json.loads((project / "extension.json").read_text())
-    assert manifest["exec"] == "./my-ext" and manifest["language"] == "go"
+    assert manifest["exec"] == "./start" and manifest["language"] == "go"
+    assert "exec ./my-ext" in (project / "start").read_text()
     assert "/my-ext\n" in (project / ".gitignore").read_text()
 
 
