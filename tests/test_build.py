@@ -109,6 +109,7 @@ def test_go_sdk_build_says_when_it_cannot_fetch_the_sdk(tmp_path):
     assert "fetching zot's Go SDK" in result.stdout
     assert "could not fetch zot's Go SDK" in result.stderr
     assert "needs the network" in result.stderr
+    assert "git init && git add -A" in result.stderr  # copier update needs git
     assert not (project / "demo-ext").exists()
 
 
