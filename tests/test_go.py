@@ -145,3 +145,32 @@ def test_exits_within_100_ms_with_a_tool_running(projects, tmp_path, own_group, 
         assert ext.wait(2) == 0
         assert time.monotonic() - started < 0.1
         assert not ext.leftovers()
+
+
+def test_a_replace_to_a_local_checkout_of_zot_builds_without_go_sum(projects, tmp_path):
+    """go.mod's go line matches zot's own (1.25.0): no "updates to go.mod needed".
+
+    A local module at zot's path stands in for a checkout (the suite cannot
+    download zot); the project imports a package of it, requires it and
+    replaces it by the folder, with no go.sum, as docs/troubleshooting.md says.
+    """
+    checkout = tmp_path / "zot"
+    (checkout / "packages" / "probe").mkdir(parents=True)
+    (checkout / "go.mod").write_text("module github.com/patriceckhart/zot\n\ngo 1.25.0\n")
+    (checkout / "packages" / "probe" / "probe.go").write_text(
+        'package probe\n\n// Name is read by the project.\nconst Name = "zot"\n'
+    )
+    project = projects.fresh_copy(tmp_path, "go", ["commands"])
+    (project / "probe.go").write_text(
+        'package main\n\nimport "github.com/patriceckhart/zot/packages/probe"\n\n'
+        "var _ = probe.Name\n"
+    )
+    with (project / "go.mod").open("a") as go_mod:
+        go_mod.write(
+            "\nrequire github.com/patriceckhart/zot v0.0.0\n"
+            f"\nreplace github.com/patriceckhart/zot => {checkout}\n"
+        )
+    (project / "demo-ext").unlink()
+    result = run(["./build"], project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not (project / "go.sum").exists()

@@ -47,7 +47,7 @@ def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabiliti
     guard = ["guard.go"] if "guard" in capabilities else []
     assert sorted(p.name for p in project.glob("*.go")) == [*guard, "main.go", "main_test.go"]
     go_mod = (project / "go.mod").read_text()
-    assert go_mod == "module example.com/demo-ext\n\ngo 1.25\n"  # no pinned zot version
+    assert go_mod == "module example.com/demo-ext\n\ngo 1.25.0\n"  # no pinned zot version
     main = (project / "main.go").read_text()
     assert f'"{SDK_MODULE}/packages/agent/ext"' in main
     assert "extension = ext.New(extName, extVersion)" in main
