@@ -229,3 +229,12 @@ def test_every_refusal_says_its_reason_in_one_short_first_line(tmp_path, answers
     first = reason.splitlines()[0]
     assert len(first) <= 72, first
     assert first == first.strip() and first[0].islower() or first[0] in "/'", first
+
+
+def test_a_tool_of_ones_own_is_described_as_such(tmp_path):
+    """With a tool_description of one's own, nothing says the tool echoes."""
+    description = "Get the current weather for a city."
+    project = render(tmp_path / "ext", language="python", tool_description=description)
+    readme = (project / "README.md").read_text()
+    assert f'"{description}"' in readme
+    assert "echo" not in (project / "main.py").read_text().lower()
