@@ -1,0 +1,182 @@
+# zot's frames in, records for zot_runtime.sh out.
+#
+# Every input is one line from zot as a JSON string (zot_runtime.sh wraps the
+# lines: jq 1.6 would split a character of a long raw line). Every record is a
+# header line "KIND LENGTH..." and then its fields back to back, LENGTH
+# characters each (bytes when $config.chars is false), for bash's read -N.
+include "guard";
+
+def shown: if type == "string" then . elif . == null then "None" else tojson end;
+
+# A bash variable cannot hold NUL.
+def has_nul: index("\u0000") != null;
+def nul: "bash cannot pass it to a handler; send the text without it";
+def without_nul: if index("\u0000") != null then split("\u0000") | join("") else . end;
+
+# The index of .name in $names, or null.
+def position($names):
+	.name as $wanted
+	| if ($wanted | type) != "string" then null
+	else first(range(0; $names | length) | select($names[.] == $wanted)) // null end;
+
+def timestamp:
+	now * 1000 | floor
+	| (. / 1000 | floor | strftime("%Y-%m-%dT%H:%M:%S"))
+	+ "." + (1000 + . % 1000 | tostring | .[1:]) + "+00:00";
+
+# The string fields of a JSON object fromjson cannot read (jq 1.6 stops at
+# 256 levels, zot goes to 10000).
+def top_level_fields:
+	reduce scan("\"(?:[^\"\\\\]|\\\\.)*\"|[\\[\\]{}:,]") as $token ({depth: 0, fields: {}};
+		if $token == "{" or $token == "[" then .depth += 1
+		elif $token == "}" or $token == "]" then .depth -= 1
+		elif .depth != 1 then .
+		elif $token == ":" or $token == "," then .value = ($token == ":")
+		elif .value then .fields[.key] = ($token | fromjson) | .value = false
+		else .key = ($token | fromjson) end)
+	| .fields;
+
+# The next line: {line}, {error} (a line that was no JSON string), or {eof}
+# (jq 1.6 reports the end as "break").
+def next_line:
+	[try {line: input}
+	 catch (if . == "No more inputs" or . == "break" then {eof: true} else {error: .} end)]
+	| .[0];
+
+def main(tool_args; $config):
+	def record($kind; $fields):
+		($fields | map(tostring | without_nul)) as $fields
+		| $kind + ($fields | map(" \(if $config.chars then length else utf8bytelength end)") | add // "")
+		+ "\n" + ($fields | add // "");
+	def log($message): record("log"; [$message]);
+	def send: record("frame"; [tojson]);
+
+	# The answer to request . when handling it failed (a guard refuses).
+	def failure($why):
+		"\($config.name) failed: \($why)" as $text
+		| if (.id | type) != "string" then empty
+		elif .type == "command_invoked" then {type: "command_response", id, error: $text} | send
+		elif .type == "tool_call" then
+			{type: "tool_result", id, is_error: true, content: [{type: "text", text: $text}]} | send
+		elif .type == "event_intercept" then
+			{type: "event_intercept_response", id, block: true, reason: $text} | send
+		else empty end;
+
+	def on_command:
+		position($config.commands) as $index
+		| if $index == null then
+			{type: "command_response", id, error: "unknown command: /\(.name | shown)"} | send
+		elif (.args | type) == "string" and (.args | has_nul) then
+			{type: "command_response", id,
+			 error: "\($config.name): the text holds a NUL character: \(nul)"} | send
+		else
+			record("command"; [(.id | tojson), $index,
+				(.args | if type == "string" then sub("^\\s+"; "") | sub("\\s+$"; "") else "" end)])
+		end;
+
+	def on_tool_call:
+		position($config.tools) as $index
+		| if $index == null then
+			{type: "tool_result", id, is_error: true,
+			 content: [{type: "text", text: "unknown tool: \(.name | shown)"}]} | send
+		else
+			([try {values: [{index: $index, args} | tool_args | tostring]} catch {error: .}]
+			 | .[0]
+			 | if .values and (.values | any(has_nul)) then
+				{error: {invalid_arguments: "a NUL character: \(nul)"}}
+			 else . end) as $run
+			| if $run.values then record("tool"; [(.id | tojson), $index] + $run.values)
+			else
+				($run.error
+				 | if type == "object" and has("invalid_arguments") then
+					{text: "invalid arguments: \(.invalid_arguments)"}
+				 else {text: "\($config.name) failed: \(shown)", failed: shown} end) as $error
+				| (if $error.failed then log("tool_call handler failed: \($error.failed)")
+				   else empty end),
+				({type: "tool_result", id, is_error: true,
+				  content: [{type: "text", text: $error.text}]} | send)
+			end
+		end;
+
+	def on_intercept:
+		if .event != "tool_call" or ($config.intercept | not) then
+			{type: "event_intercept_response", id, block: false} | send
+		else
+			([try {reason: (refusal($config.name; $config.dangerous; $config.max_command) // "")}
+			  catch {failed: shown}] | .[0]) as $verdict
+			| if $verdict.failed then
+				# A guard that fails refuses rather than letting the call through.
+				log("event_intercept handler failed: \($verdict.failed)"),
+				({type: "event_intercept_response", id, block: true,
+				  reason: "\($config.name) failed: \($verdict.failed)"} | send)
+			else
+				record("intercept"; [(.id | tojson),
+					(.tool_name | if type == "string" then . else tojson end),
+					(.tool_args | tojson), $verdict.reason])
+			end
+		end;
+
+	def on_event:
+		(.event | shown) as $event
+		| if $config.events | index([$event]) then
+			record("event"; [$event, (. + {received_at: timestamp} | tojson)])
+		else empty end;
+
+	def with_id(handler):
+		if (.id | type) == "string" then handler
+		else log("skipped a \(.type) frame without an id") end;
+
+	def on_frame:
+		.type as $type
+		| if $type == "hello_ack" then
+			record("hello_ack"; [
+				(first(.data_dir, .extension_dir | strings | select(. != "")) // ""),
+				(.cwd | strings // "")])
+		elif $type == "command_invoked" then with_id(on_command)
+		elif $type == "tool_call" then with_id(on_tool_call)
+		elif $type == "event_intercept" then with_id(on_intercept)
+		elif $type == "event" then on_event
+		else log("ignored a frame of type \($type | shown)") end;
+
+	# A line too deeply nested to read: a request in it is answered as failed
+	# (a guard refuses), anything else is skipped.
+	def on_unreadable:
+		. as $line
+		| ([try top_level_fields catch {}] | .[0]) as $fields
+		| if ($fields.id | type) == "string"
+			and ($fields.type == "command_invoked" or $fields.type == "tool_call"
+				or $fields.type == "event_intercept")
+		then
+			log("could not read a frame nested too deeply: \($line[:80] | tojson)"),
+			($fields | failure("the request is nested too deeply to read"))
+		else log("skipped a line nested too deeply: \($line[:80] | tojson)") end;
+
+	def on_line:
+		. as $line
+		| ([try {frame: fromjson} catch {error: .}] | .[0]) as $parsed
+		# jq 1.6 refuses a lone \ud800..\udbff escape, which zot passes on: read
+		# it as U+FFFD rather than drop the whole frame.
+		| (if $parsed.error and ($parsed.error | tostring | test("surrogate")) then
+			[try {frame: gsub("\\\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\\\u[dD][c-fC-F])"; "\\ufffd")
+				| fromjson} catch {error: .}] | .[0]
+		else $parsed end) as $parsed
+		| if $parsed.error then
+			if $parsed.error | tostring | test("depth limit") then $line | on_unreadable
+			else log("skipped a malformed line: \($line[:80] | tojson)") end
+		elif ($parsed.frame | type) != "object" then
+			log("skipped a line that is not a JSON object: \($line[:80] | tojson)")
+		elif $parsed.frame.type == "shutdown" then record("shutdown"; [])
+		else
+			$parsed.frame
+			| [try on_frame catch (shown as $error | log("a frame failed: \($error)"), failure($error))]
+			| .[]
+		end;
+
+	# One record after another until the end of input, or shutdown.
+	label $done
+	| {} | recurse(next_line; .eof | not)
+	| if .error then log("skipped a line: \(.error)")
+	elif has("line") then
+		.line | tostring | select(test("\\S")) | on_line
+		| ., if startswith("shutdown") then break $done else empty end
+	else empty end;
