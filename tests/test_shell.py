@@ -1,0 +1,190 @@
+"""The shell flavour: its own files, jq 1.6 and the newest jq, and the update
+from 0.2.0 (one main.sh) into main.sh + zot_runtime.sh + jq/ + guard.sh.
+
+The newest jq is built from source once per machine into .cache/ (PyPI's
+`jq` package ships jq's source in its sdist), so a fresh CI machine needs
+only PyPI and a C compiler.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from conftest import CAPABILITIES, GUARD_CASES, ROOT, build, render, run
+from host import ExtensionProcess
+from robustness import TOOL, hostile_session, line, pipeline, verdicts
+from test_update import clone_template, commit_all, edit, generate, git, smoke, tag_releases, update
+
+JQ_VERSION = "1.8.2"
+# The `jq` package on PyPI whose sdist has deps/jq-1.8.2.tar.gz.
+JQ_SDIST = "jq==1.12.0"
+JQ_DIR = ROOT / ".cache" / f"jq-{JQ_VERSION}"
+RUNTIME = ["zot_runtime.sh", "jq/zot.jq", "jq/reader.jq", "jq/writer.jq", "jq/guard.jq"]
+BIN = os.path.dirname(sys.executable)  # shellcheck and shfmt live here
+
+
+def build_jq(target: Path) -> None:
+    """Download jq's source from PyPI and build a static jq into target/bin."""
+    if not (shutil.which("cc") and shutil.which("make")):
+        pytest.skip("a C compiler and make are needed to build jq")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-binary", ":all:"]
+            + ["--no-deps", "--dest", str(work), JQ_SDIST],
+            check=True,
+        )
+        (sdist,) = work.glob("jq-*.tar.gz")
+        with tarfile.open(sdist) as outer:
+            member = next(m for m in outer if m.name.endswith(f"deps/jq-{JQ_VERSION}.tar.gz"))
+            source = outer.extractfile(member)
+            assert source is not None
+            with tarfile.open(fileobj=source) as inner:
+                inner.extractall(work, filter="data")
+        src = work / f"jq-{JQ_VERSION}"
+        configure = ["./configure", "--with-oniguruma=builtin", "--disable-docs"]
+        configure += ["--disable-shared", "--enable-static"]
+        for step in (configure, ["make", f"-j{os.cpu_count() or 2}"]):
+            result = subprocess.run(step, cwd=src, capture_output=True, text=True, check=False)
+            assert result.returncode == 0, f"{step}: {result.stdout[-2000:]}{result.stderr[-2000:]}"
+        (target / "bin").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src / "jq", target / "bin" / "jq")
+
+
+@pytest.fixture(scope="session")
+def new_jq() -> Path:
+    """A folder whose jq is jq 1.8.2, built once (xdist workers share it)."""
+    JQ_DIR.parent.mkdir(parents=True, exist_ok=True)
+    with open(JQ_DIR.parent / f"jq-{JQ_VERSION}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (JQ_DIR / "bin" / "jq").is_file():
+            build_jq(JQ_DIR)
+    version = run([str(JQ_DIR / "bin" / "jq"), "--version"], ROOT).stdout.strip()
+    assert version == f"jq-{JQ_VERSION}", version
+    return JQ_DIR / "bin"
+
+
+@pytest.fixture(params=["jq-system", f"jq-{JQ_VERSION}"])
+def jq_env(request) -> dict:
+    """The environment: the system's jq (1.6 here), or jq 1.8.2 first on PATH."""
+    env = dict(os.environ)
+    if request.param != "jq-system":
+        bin_dir = request.getfixturevalue("new_jq")
+        env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    return env
+
+
+@pytest.fixture
+def project(projects, tmp_path) -> Path:
+    return projects.fresh_copy(tmp_path, "shell", CAPABILITIES)
+
+
+def test_build_unit_tests_and_smoke_test_pass(project, jq_env):
+    for command in (["./build"], ["./test_main.sh"], ["./smoke-test"]):
+        result = run(command, project, env=jq_env)
+        assert result.returncode == 0, f"{command}:\n{result.stdout}\n{result.stderr}"
+    assert "all passed" in run(["./test_main.sh"], project, env=jq_env).stdout
+
+
+def test_hostile_input_and_every_guard_verdict(project, jq_env, tmp_path):
+    with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
+        ext.handshake()
+        hostile_session(ext)
+        commands = GUARD_CASES["refused"] + GUARD_CASES["allowed"]
+        want = [True] * len(GUARD_CASES["refused"]) + [False] * len(GUARD_CASES["allowed"])
+        assert verdicts(ext, commands) == want
+        assert ext.shutdown() == 0
+
+
+def test_large_frames_and_pipelined_calls(project, jq_env, tmp_path):
+    """A 3 MiB frame with characters cut by jq 1.6's 4 KiB blocks; a burst."""
+    text = ("é" * 2047 + "x") * 768  # a 2-byte character across every 4 KiB
+    with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
+        ext.handshake()
+        started = time.monotonic()
+        reply = ext.tool(TOOL, {"text": text}, timeout=30)
+        big = time.monotonic() - started
+        assert reply["content"][0]["text"] == text
+        lines = [
+            line({"type": "tool_call", "id": f"p{i}", "name": TOOL, "args": {"text": f"n{i}"}})
+            for i in range(500)
+        ]
+        answers = pipeline(ext, lines, {f"p{i}": "tool_result" for i in range(500)})
+        assert all(answers[f"p{i}"]["content"][0]["text"] == f"n{i}" for i in range(500))
+        assert ext.shutdown() == 0
+    assert big < 10, f"a 3 MiB frame took {big:.1f} s"
+
+
+def test_an_intercept_is_answered_at_once_while_tools_run(project, jq_env, tmp_path):
+    edit(project / "main.sh", "\tprintf '%s' \"$1\"\n}", "\tsleep 5\n\tprintf '%s' \"$1\"\n}")
+    with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
+        ext.handshake()
+        for i in range(3):
+            ext.send({"type": "tool_call", "id": f"slow{i}", "name": TOOL, "args": {"text": "x"}})
+        time.sleep(0.2)
+        times = []
+        for _ in range(5):
+            started = time.monotonic()
+            assert ext.intercept("bash", {"command": "rm -rf /"})["block"] is True
+            times.append(time.monotonic() - started)
+        assert max(times) < 0.5, times  # zot allows the call after 5 s
+        assert ext.shutdown() == 0
+        assert not ext.leftovers()
+
+
+def test_runtime_files_are_the_templates_and_lint_clean(tmp_path):
+    """zot_runtime.sh and jq/ are the same in every project; guard.sh comes with guard."""
+    one = render(tmp_path / "one", language="shell", capabilities=["tools"])
+    two = render(tmp_path / "two", language="shell", capabilities=CAPABILITIES, name="other")
+    for name in RUNTIME:
+        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+    assert not (one / "guard.sh").exists() and (two / "guard.sh").is_file()
+    scripts = ["zot_runtime.sh", "guard.sh", "test_main.sh", "main.sh"]
+    for check in (
+        [f"{BIN}/shellcheck", *scripts],
+        [shutil.which("shfmt") or "shfmt", "-d", *scripts],
+    ):
+        result = run(check, two)
+        assert result.returncode == 0, f"{check}:\n{result.stdout}{result.stderr}"
+
+
+def test_a_jq_error_in_an_argument_check_fails_the_build(project):
+    edit(project / "main.sh", '(.text | type) != "string"', '(.text | typ) != "string"')
+    result = run(["./build"], project)
+    assert result.returncode != 0
+    assert "typ/0 is not defined" in result.stderr
+
+
+def test_update_from_0_2_0_keeps_handler_edits(tmp_path):
+    """0.2.0 kept the protocol in main.sh; now zot_runtime.sh, jq/ and guard.sh do.
+
+    An edit to a handler line the template kept survives; the protocol and the
+    guard leave main.sh without a conflict.
+    """
+    repo = clone_template(tmp_path)
+    assert "v0.2.0" in tag_releases(repo)
+    project = generate(
+        repo, tmp_path / "ext", "v0.2.0", language="shell", capabilities=CAPABILITIES
+    )
+    edit(project / "main.sh", "Answer briefly and concretely:", "Answer in one sentence:")
+    commit_all(project, "my edits")
+    result = update(project, "--vcs-ref", "HEAD")
+    assert result.returncode == 0, result.stderr
+    handler = (project / "main.sh").read_text()
+    assert "<<<<<<<" not in handler
+    assert "Answer in one sentence:" in handler  # the user's edit
+    assert "ext_run" in handler and "READER" not in handler and "DANGEROUS" not in handler
+    for name in [*RUNTIME, "guard.sh", "test_main.sh"]:
+        assert (project / name).is_file(), name
+    assert "UU" not in git(project, "status", "--porcelain")
+    build(project)
+    smoke(project)
