@@ -1,9 +1,10 @@
 # zot's frames in, records for zot_runtime.sh out.
 #
-# Every input is one line from zot as a JSON string (zot_runtime.sh wraps the
-# lines: jq 1.6 would split a character of a long raw line). Every record is a
-# header line "KIND LENGTH..." and then its fields back to back, LENGTH
-# characters each (bytes when $config.chars is false), for bash's read -N.
+# Every input is one line from zot: read raw, or as a JSON string where
+# zot_runtime.sh wraps the lines for jq 1.6; $config.first is a line read
+# before. Every record is a header line "KIND LENGTH..." and then its fields
+# back to back, LENGTH characters each (bytes when $config.chars is false),
+# for bash's read -N.
 include "guard";
 
 def shown: if type == "string" then . elif . == null then "None" else tojson end;
@@ -174,7 +175,7 @@ def main(tool_args; $config):
 
 	# One record after another until the end of input, or shutdown.
 	label $done
-	| {} | recurse(next_line; .eof | not)
+	| {line: $config.first}, ({} | recurse(next_line; .eof | not))
 	| if .error then log("skipped a line: \(.error)")
 	elif has("line") then
 		.line | tostring | select(test("\\S")) | on_line
