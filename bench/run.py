@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import VARIANTS, configure_go, render
+from conftest import VARIANTS, configure_go, render, slow_tool
 from driver import Extension, Timeout, TreeSampler, command_line, encode, group_cpu
 
 CAPABILITIES = ["commands", "tools", "events", "guard"]
@@ -50,32 +50,6 @@ TOOL = NAME.replace("-", "_")  # tool_name too
 SDK_MODULE = "github.com/patriceckhart/zot"
 SLOW_SECONDS = 2
 
-# How to make each language's tool take SLOW_SECONDS: (text in the handler,
-# replacement), like tests/test_behaviour.py's SLOW_TOOL.
-SLOW_TOOL = {
-    "python": (
-        "    return text.upper() if uppercase else text",
-        f'    __import__("time").sleep({SLOW_SECONDS})\n    return text.upper() if uppercase else text',
-    ),
-    "go": (
-        "\tif uppercase {\n\t\ttext = strings.ToUpper(text)",
-        (
-            f"\ttime.Sleep({SLOW_SECONDS} * time.Second)\n"
-            "\tif uppercase {\n\t\ttext = strings.ToUpper(text)"
-        ),
-    ),
-    "typescript": (
-        "  return uppercase ? text.toUpperCase() : text;",
-        (
-            f"  await new Promise((resolve) => setTimeout(resolve, {SLOW_SECONDS * 1000}));\n"
-            "  return uppercase ? text.toUpperCase() : text;"
-        ),
-    ),
-    "shell": (
-        "\tprintf '%s' \"$1\"\n}",
-        f"\tsleep {SLOW_SECONDS}\n\tprintf '%s' \"$1\"\n}}",
-    ),
-}
 
 # --- what is measured ---------------------------------------------------------
 
@@ -215,7 +189,7 @@ def slow_copy(project: Path, language: str) -> Path:
         language, "src/extension.ts"
     )
     source = (slow / handler).read_text()
-    old, new = SLOW_TOOL[language]
+    old, new = slow_tool(language, SLOW_SECONDS)
     if old not in source:
         raise RuntimeError(f"cannot make the tool slow: {old!r} is not in {handler}")
     (slow / handler).write_text(source.replace(old, new, 1))

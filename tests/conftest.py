@@ -59,7 +59,13 @@ VARIANTS = {
         executables=("main.py",),
         unit_tests=("python3", "-m", "unittest", "-v"),
     ),
-    "shell": Variant("shell", "main.sh", "./main.sh", executables=("main.sh",)),
+    "shell": Variant(
+        "shell",
+        "main.sh",
+        "./main.sh",
+        executables=("main.sh", "test_main.sh"),
+        unit_tests=("./test_main.sh",),
+    ),
     # zot's Go SDK is a module download, which needs the network: the suite
     # builds the dependency-free Go flavour (tests/test_go_sdk.py covers the
     # SDK one).
@@ -92,6 +98,23 @@ LANGUAGES = list(VARIANTS)
 HANDLER = {variant: VARIANTS[variant].handler for variant in VARIANTS}
 # Answers every render of a language gets unless a test says otherwise.
 LANGUAGE_ANSWERS = {"go": {"go_sdk": False}}
+
+
+def slow_tool(language: str, seconds: int) -> tuple[str, str]:
+    """How to make a language's tool take `seconds`: (text in its handler, replacement)."""
+    anchor = {
+        "python": "    return text.upper() if uppercase else text",
+        "go": "\tif uppercase {\n\t\ttext = strings.ToUpper(text)",
+        "typescript": "  return uppercase ? text.toUpperCase() : text;",
+        "shell": "\tprintf '%s' \"$1\"\n}",
+    }[language]
+    wait = {
+        "python": f'    __import__("time").sleep({seconds})\n',
+        "go": f"\ttime.Sleep({seconds} * time.Second)\n",
+        "typescript": f"  await new Promise((resolve) => setTimeout(resolve, {seconds * 1000}));\n",
+        "shell": f"\tsleep {seconds}\n",
+    }[language]
+    return anchor, wait + anchor
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -6,7 +6,16 @@ import json
 import time
 
 import pytest
-from conftest import CAPABILITIES, COMBINATIONS, HANDLER, LANGUAGES, VARIANTS, build, combo_id
+from conftest import (
+    CAPABILITIES,
+    COMBINATIONS,
+    HANDLER,
+    LANGUAGES,
+    VARIANTS,
+    build,
+    combo_id,
+    slow_tool,
+)
 from host import ExtensionProcess
 
 NAME, TOOL = "demo-ext", "demo_ext"
@@ -188,24 +197,6 @@ def test_a_request_of_the_longest_line_zot_writes_is_read(ext):
     assert ext.tool(TOOL, {"text": "after"})["content"][0]["text"] == "after"
 
 
-# How to make each language's tool slow: (text in the handler, replacement).
-SLOW_TOOL = {
-    "python": (
-        "    return text.upper() if uppercase else text",
-        '    __import__("time").sleep(3)\n    return text.upper() if uppercase else text',
-    ),
-    "go": (
-        "\tif uppercase {\n\t\ttext = strings.ToUpper(text)",
-        "\ttime.Sleep(3 * time.Second)\n\tif uppercase {\n\t\ttext = strings.ToUpper(text)",
-    ),
-    "typescript": (
-        "  return uppercase ? text.toUpperCase() : text;",
-        "  await new Promise((resolve) => setTimeout(resolve, 3000));\n  return uppercase ? text.toUpperCase() : text;",
-    ),
-    "shell": ("\tprintf '%s' \"$1\"\n}", "\tsleep 3\n\tprintf '%s' \"$1\"\n}"),
-}
-
-
 @pytest.mark.parametrize("own_group", [True, False], ids=["own-group", "shared-group"])
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_a_slow_tool_holds_up_neither_the_guard_nor_the_exit(
@@ -215,7 +206,7 @@ def test_a_slow_tool_holds_up_neither_the_guard_nor_the_exit(
     project = projects.fresh_copy(tmp_path, language, CAPABILITIES)
     handler = project / HANDLER[language]
     source = handler.read_text()
-    slow = source.replace(*SLOW_TOOL[VARIANTS[language].language])
+    slow = source.replace(*slow_tool(VARIANTS[language].language, 3))
     assert slow != source
     handler.write_text(slow)
     build(project)

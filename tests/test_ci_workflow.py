@@ -64,7 +64,16 @@ def test_workflow_is_valid_and_runs_the_readme_commands(tmp_path, actionlint, va
     wanted = [
         c
         for c in readme
-        if c.startswith(("./build", "./smoke-test", "python3 -m unittest", "go test", "npm test"))
+        if c.startswith(
+            (
+                "./build",
+                "./smoke-test",
+                "python3 -m unittest",
+                "./test_main.sh",
+                "go test",
+                "npm test",
+            )
+        )
     ]
     assert [c for c in commands if c in wanted] == wanted
     assert "./build" in commands and "./smoke-test" in commands

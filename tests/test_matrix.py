@@ -80,6 +80,9 @@ def test_own_unit_tests_pass(projects, language, capabilities):
         # unittest reports on stderr: "Ran N tests" ... "OK"
         assert re.search(r"Ran [1-9][0-9]* tests?", result.stderr), result.stderr
         assert result.stderr.rstrip().endswith("OK"), result.stderr
+    elif language == "shell":
+        assert re.match(r"ok    ", result.stdout), result.stdout
+        assert "FAIL" not in result.stdout and result.stdout.endswith("all passed\n")
     else:
         # node's test runner closes with "# pass N" / "# fail 0" (or "ℹ pass N")
         assert re.search(r"pass [1-9]", result.stdout), result.stdout

@@ -25,7 +25,8 @@ def example(readme: str) -> tuple[str, dict]:
 
 
 def put(language: str, source: str, code: str) -> str:
-    """Where the README says the code goes: the end, or inside main for Go."""
+    """Where the README says the code goes: before the run (Python, shell),
+    inside main (Go), or at the end (TypeScript)."""
     if language == "go":
         run_call = "\tif err := extension.Run(); err != nil {"
         assert run_call in source
@@ -35,6 +36,10 @@ def put(language: str, source: str, code: str) -> str:
         main = '\n\nif __name__ == "__main__":'
         assert main in source
         return source.replace(main, "\n\n" + code.rstrip("\n") + main)
+    if language == "shell":
+        run_block = "\n# Sourced (as test_main.sh does)"
+        assert run_block in source
+        return source.replace(run_block, "\n" + code.rstrip("\n") + "\n" + run_block)
     return source + "\n" + code
 
 

@@ -139,11 +139,8 @@ def test_a_lone_guard_survives_hostile_input(projects, variant):
 
 
 def test_shell_guard_has_the_python_guards_patterns_and_texts(projects):
-    """main.sh builds DANGEROUS from the same blocks, string for string."""
-    script = (
-        'source <(sed -n "/^# --- The guard/,/^MAX_COMMAND=/p" main.sh)'
-        ' && printf "%s\\0" "${DANGEROUS[@]}"'
-    )
+    """guard.sh builds DANGEROUS from the same blocks, string for string."""
+    script = 'source ./guard.sh && printf "%s\\0" "${DANGEROUS[@]}"'
     result = run(["bash", "-c", script], projects.get("shell", ["guard"]))
     assert result.returncode == 0, result.stderr
     flat = result.stdout.split("\0")[:-1]
