@@ -10,7 +10,7 @@ import time
 import pytest
 from conftest import CAPABILITIES, build, combo_id, render, run
 from host import ExtensionProcess
-from test_update import clone_template, commit_all, edit, generate, git, smoke, tag_releases, update
+from test_update import edit
 
 
 def python_guard(projects) -> list[list[str]]:
@@ -74,37 +74,6 @@ def test_main_go_holds_no_protocol_and_the_runtime_is_the_templates_file(tmp_pat
         main = (project / "main.go").read_text()
         assert not GO_PROTOCOL.search(main), GO_PROTOCOL.search(main)
         assert "regexp" not in main and "dangerous" not in main
-
-
-@pytest.mark.parametrize(
-    "capabilities", [["commands", "tools", "guard"], CAPABILITIES], ids=["default+guard", "all"]
-)
-def test_a_0_2_0_project_updates_into_the_runtime_layout(tmp_path, capabilities):
-    """0.2.0 kept the registrations in lists and the guard in main.go.
-
-    Edits to handler lines the template kept survive; the guard leaves main.go
-    for guard.go and the registrations become calls, without a conflict.
-    """
-    repo = clone_template(tmp_path)
-    assert "v0.2.0" in tag_releases(repo)
-    project = generate(
-        repo, tmp_path / "ext", "v0.2.0", language="go", go_sdk=False, capabilities=capabilities
-    )
-    edit(project / "main.go", '"The text to echo back."', '"The text to repeat."')
-    edit(project / "main.go", "Answer briefly and concretely:", "Answer in one sentence:")
-    commit_all(project, "my edits")
-    result = update(project, "--vcs-ref", "HEAD")
-    assert result.returncode == 0, result.stderr
-    main = (project / "main.go").read_text()
-    assert "<<<<<<<" not in main
-    assert '"The text to repeat."' in main and "Answer in one sentence:" in main
-    assert "extension.Tool(tool, toolDescription, toolSchema, runTool)" in main
-    assert "var tools = " not in main and "dangerous" not in main
-    assert (project / "protocol.go").is_file() and (project / "guard.go").is_file()
-    assert "UU" not in git(project, "status", "--porcelain")
-    build(project)
-    assert run(["go", "test", "-count=1", "./..."], project).returncode == 0
-    smoke(project)
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,6 @@ import pytest
 from conftest import CAPABILITIES, COMBINATIONS, ROOT, build, combo_id, render, run
 from test_go import GO_PROTOCOL
 from test_layout import ALL_LIMIT, DEFAULT_LIMIT
-from test_update import clone_template, commit_all, edit, generate, git, smoke, tag_releases, update
 
 SDK_MODULE = "github.com/patriceckhart/zot"
 SDK_DIR = os.environ.get("ZOT_SDK_DIR", "")
@@ -96,34 +95,3 @@ def test_sdk_flavour_builds_tests_and_passes_its_smoke_test(sdk_projects, tmp_pa
     report = json.loads(result.stdout)
     failed = [c for c in report["checks"] if c["status"] == "fail"]
     assert result.returncode == 0 and report["passed"], (failed, result.stderr)
-
-
-def test_a_0_2_0_sdk_project_updates_into_one_call_per_handler(tmp_path):
-    """0.2.0 handed lists of handlers to the SDK through an adapter in main.
-
-    Edits to handler lines the template kept survive; the lists, the adapter
-    and the guard leave main.go without a conflict.
-    """
-    repo = clone_template(tmp_path)
-    assert "v0.2.0" in tag_releases(repo)
-    project = generate(
-        repo, tmp_path / "ext", "v0.2.0", language="go", go_sdk=True, capabilities=CAPABILITIES
-    )
-    edit(project / "main.go", '"The text to echo back."', '"The text to repeat."')
-    edit(project / "main.go", "Answer briefly and concretely:", "Answer in one sentence:")
-    commit_all(project, "my edits")
-    result = update(project, "--vcs-ref", "HEAD")
-    assert result.returncode == 0, result.stderr
-    main = (project / "main.go").read_text()
-    assert "<<<<<<<" not in main and "UU" not in git(project, "status", "--porcelain")
-    assert '"The text to repeat."' in main and "Answer in one sentence:" in main
-    assert "extension.Tool(tool, toolDescription, toolSchema, runTool)" in main
-    assert "eventFields" not in main and "dangerous" not in main
-    assert (project / "guard.go").is_file() and not (project / "protocol.go").exists()
-    result = run([shutil.which("gofmt") or "gofmt", "-l", "."], project)
-    assert result.returncode == 0 and not result.stdout, result.stdout + result.stderr
-    if SDK_DIR:
-        with (project / "go.mod").open("a") as go_mod:
-            go_mod.write(f"\nreplace {SDK_MODULE} => {Path(SDK_DIR).resolve()}\n")
-        build(project)
-        smoke(project)

@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, GUARD_CASES, ROOT, build, render, run
+from conftest import CAPABILITIES, GUARD_CASES, ROOT, render, run
 from host import ExtensionProcess
 from robustness import TOOL, hostile_session, line, pipeline, verdicts
-from test_update import clone_template, commit_all, edit, generate, git, smoke, tag_releases, update
+from test_update import edit
 
 JQ_VERSION = "1.8.2"
 # The `jq` package on PyPI whose sdist has deps/jq-1.8.2.tar.gz.
@@ -162,29 +162,3 @@ def test_a_jq_error_in_an_argument_check_fails_the_build(project):
     result = run(["./build"], project)
     assert result.returncode != 0
     assert "typ/0 is not defined" in result.stderr
-
-
-def test_update_from_0_2_0_keeps_handler_edits(tmp_path):
-    """0.2.0 kept the protocol in main.sh; now zot_runtime.sh, jq/ and guard.sh do.
-
-    An edit to a handler line the template kept survives; the protocol and the
-    guard leave main.sh without a conflict.
-    """
-    repo = clone_template(tmp_path)
-    assert "v0.2.0" in tag_releases(repo)
-    project = generate(
-        repo, tmp_path / "ext", "v0.2.0", language="shell", capabilities=CAPABILITIES
-    )
-    edit(project / "main.sh", "Answer briefly and concretely:", "Answer in one sentence:")
-    commit_all(project, "my edits")
-    result = update(project, "--vcs-ref", "HEAD")
-    assert result.returncode == 0, result.stderr
-    handler = (project / "main.sh").read_text()
-    assert "<<<<<<<" not in handler
-    assert "Answer in one sentence:" in handler  # the user's edit
-    assert "ext_run" in handler and "READER" not in handler and "DANGEROUS" not in handler
-    for name in [*RUNTIME, "guard.sh", "test_main.sh"]:
-        assert (project / name).is_file(), name
-    assert "UU" not in git(project, "status", "--porcelain")
-    build(project)
-    smoke(project)

@@ -241,50 +241,6 @@ def test_guard_and_runtime_are_the_templates_files(tmp_path):
     assert os.access(one / "build", os.X_OK)
 
 
-@pytest.mark.parametrize("runner", ["node", "tsx"])
-def test_previous_release_updates_into_the_guard_module(tmp_path, runner):
-    """0.2.0 kept the guard in src/extension.ts; now src/guard.ts does.
-
-    Edits to handler lines the template kept survive, the guard leaves
-    src/extension.ts without a conflict, and the project builds and passes
-    its smoke test and unit tests.
-    """
-    repo = clone_template(tmp_path)
-    assert "v0.2.0" in tag_releases(repo)
-    project = generate(
-        repo,
-        tmp_path / "ext",
-        "v0.2.0",
-        language="typescript",
-        ts_runner=runner,
-        capabilities=["commands", "tools", "guard"],
-    )
-    handler = project / "src" / "extension.ts"
-    edit(handler, '"The text to echo back."', '"The text to repeat."')
-    edit(handler, "Answer briefly and concretely:", "Answer in one sentence:")
-    commit_all(project, "my edits")
-    result = update(project, "--vcs-ref", "HEAD")
-    assert result.returncode == 0, result.stderr
-    source = handler.read_text()
-    assert "<<<<<<<" not in source
-    assert '"The text to repeat."' in source and "Answer in one sentence:" in source
-    assert "ext.tool(TOOL, TOOL_DESCRIPTION, TOOL_SCHEMA, runTool);" in source
-    assert "DANGEROUS" not in source and "export const extension" not in source
-    assert "export const DANGEROUS" in (project / "src" / "guard.ts").read_text()
-    assert not [line for line in update_status(project) if line.startswith("UU")]
-    assert not list(project.rglob("*.rej"))
-    # the test still expects the template's prompt: the user's to adapt
-    edit(
-        project / "src" / "extension.test.ts",
-        "Answer briefly and concretely:",
-        "Answer in one sentence:",
-    )
-    build(project)
-    smoke(project)
-    result = run(["npm", "test"], project)
-    assert result.returncode == 0, result.stdout
-
-
 def test_a_command_added_to_the_old_extension_object_is_a_reported_conflict(tmp_path):
     """0.2.0 listed handlers in `extension` at the end of src/extension.ts.
 

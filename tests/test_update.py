@@ -12,7 +12,7 @@ from pathlib import Path
 
 import copier
 import pytest
-from conftest import ROOT, build, run
+from conftest import CAPABILITIES, ROOT, build, run
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
@@ -74,6 +74,10 @@ def generate(template: Path, dst: Path, ref: str, **answers) -> Path:
     git(dst, "init", "--quiet")
     commit_all(dst, "generated")
     return dst
+
+
+def edit_all(path: Path, old: str, new: str) -> None:
+    path.write_text(path.read_text().replace(old, new))
 
 
 def commit_all(project: Path, message: str) -> None:
@@ -284,29 +288,93 @@ def test_previous_release_updates_to_this_checkout(tmp_path):
     smoke(project)
 
 
-def test_handler_edits_survive_the_update_into_the_runtime_layout(tmp_path):
-    """0.2.0 kept the protocol in main.py; now zot_runtime.py and guard.py do.
+# 0.2.0 kept the protocol (Python, shell) or the registrations and the guard
+# (Go, TypeScript) in the handler file. Per flavour: answers, the handler,
+# a line of the new layout, what leaves the handler, the template's files
+# that arrive, the unit tests.
+FROM_0_2_0 = {
+    "python": (
+        {"language": "python"},
+        "main.py",
+        "@ext.tool(",
+        ["def _worker", "DANGEROUS"],
+        ["zot_runtime.py", "guard.py", "test_main.py"],
+        ["python3", "-m", "unittest"],
+    ),
+    "shell": (
+        {"language": "shell"},
+        "main.sh",
+        "ext_intercept_tool_call guard",
+        ["READER", "DANGEROUS"],
+        ["zot_runtime.sh", "jq/reader.jq", "jq/writer.jq", "guard.sh", "test_main.sh"],
+        ["./test_main.sh"],
+    ),
+    "go": (
+        {"language": "go", "go_sdk": False},
+        "main.go",
+        "extension.Tool(tool, toolDescription, toolSchema, runTool)",
+        ["var tools = ", "dangerous"],
+        ["protocol.go", "guard.go", "start"],
+        ["go", "test", "-count=1", "./..."],
+    ),
+    "go-sdk": (  # zot's SDK cannot be downloaded here: no build
+        {"language": "go", "go_sdk": True},
+        "main.go",
+        "extension.Tool(tool, toolDescription, toolSchema, runTool)",
+        ["eventFields", "dangerous"],
+        ["guard.go", "start"],
+        None,
+    ),
+    "typescript": (
+        {"language": "typescript", "ts_runner": "node"},
+        "src/extension.ts",
+        "ext.tool(TOOL, TOOL_DESCRIPTION, TOOL_SCHEMA, runTool);",
+        ["DANGEROUS", "export const extension"],
+        ["src/guard.ts", "src/guard.test.ts"],
+        ["npm", "test"],
+    ),
+    "typescript-tsx": (
+        {"language": "typescript", "ts_runner": "tsx"},
+        "src/extension.ts",
+        "ext.tool(TOOL, TOOL_DESCRIPTION, TOOL_SCHEMA, runTool);",
+        ["DANGEROUS", "export const extension"],
+        ["src/guard.ts", "src/guard.test.ts", "start"],
+        ["npm", "test"],
+    ),
+}
 
-    Edits to handler lines the template kept survive; the protocol and the
-    guard leave main.py without a conflict.
-    """
+
+@pytest.mark.parametrize("flavour", FROM_0_2_0)
+def test_a_0_2_0_project_updates_into_the_runtime_layout(tmp_path, flavour):
+    """Edits to handler lines the template kept survive; the machinery leaves
+    the handler file for the template's own files, without a conflict."""
+    answers, handler, registration, gone, arrive, unit_tests = FROM_0_2_0[flavour]
     repo = clone_template(tmp_path)
     assert "v0.2.0" in tag_releases(repo)
-    project = generate(
-        repo, tmp_path / "ext", "v0.2.0", capabilities=["commands", "tools", "guard"]
-    )
-    edit(project / "main.py", '"The text to echo back."', '"The text to repeat."')
+    project = generate(repo, tmp_path / "ext", "v0.2.0", capabilities=CAPABILITIES, **answers)
+    edits = [("The text to echo back.", "The text to repeat.")]
+    if flavour != "python":  # 0.2.0's Python prompt line is not the same line now
+        edits.append(("Answer briefly and concretely:", "Answer in one sentence:"))
+    for old, new in edits:
+        edit(project / handler, old, new)
     commit_all(project, "my edits")
     result = update(project, "--vcs-ref", "HEAD")
     assert result.returncode == 0, result.stderr
-    handler = (project / "main.py").read_text()
-    assert "<<<<<<<" not in handler
-    assert '"The text to repeat."' in handler  # the user's edit
-    assert "@ext.tool(" in handler and "def _worker" not in handler
-    assert "DANGEROUS" not in handler
-    assert (project / "zot_runtime.py").is_file() and (project / "guard.py").is_file()
-    assert "UU" not in git(project, "status", "--porcelain")
+    source = (project / handler).read_text()
+    assert not conflicted(project) and "UU" not in git(project, "status", "--porcelain")
+    assert all(new in source for _, new in edits)
+    assert registration in source
+    assert not [text for text in gone if text in source]
+    assert not [name for name in arrive if not (project / name).is_file()]
+    if unit_tests is None:
+        return
+    # The unit tests expect the template's prompt: the user's to adapt.
+    for name in ("test_main.sh", "main_test.go", "src/extension.test.ts"):
+        if (project / name).is_file():
+            edit_all(project / name, *edits[-1])
     build(project)
+    result = run(unit_tests, project)
+    assert result.returncode == 0, result.stdout + result.stderr
     smoke(project)
 
 
