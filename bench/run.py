@@ -156,10 +156,6 @@ def sh(cmd: list[str], cwd: Path | None = None, timeout: float = 900, env=None) 
     return result.stdout
 
 
-def manifest_argv(project: Path) -> list[str]:
-    return command_line(project)
-
-
 def render_variant(work: Path, key: str) -> Path:
     """Render and build a variant with all capabilities (like tests/conftest.py)."""
     project = work / key
@@ -395,9 +391,7 @@ def measure_intercept(subject: Subject, plan: Plan, data_dir: Path, log: Path) -
         ext.send({"type": "tool_call", "id": "slow2", "name": TOOL, "args": {"text": "x"}})
         time.sleep(0.2)  # the tool is running
         busy_shutdown = ms(ext.shutdown())
-        deadline = time.monotonic() + 0.5
-        while (left := ext.process.members()) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        left = ext.process.leftovers(0.5)
     subject.results.update(
         intercept_p50=statistics.median(times),
         intercept_max=max(times),
@@ -601,7 +595,7 @@ def markdown(
         "",
         f"Each start-up figure is over {plan.starts} starts after "
         f"{plan.warmup_starts} discarded; each round trip over {plan.calls} calls after "
-        f"{plan.warmup_calls} discarded; pipelined: {plan.pipelined:,} tool calls written at once "
+        f"{plan.warmup_calls} discarded; pipelined: {plan.pipelined:,} tool calls written at once, "
         f"median of {plan.pipelined_runs} runs; a {BIG_FRAME // 1024 // 1024} MiB tool call: "
         f"median of {BIG_FRAMES}; "
         f"idle CPU over {plan.idle_seconds:g} s, shown per 5 s. "
@@ -796,9 +790,9 @@ def prepare(args: argparse.Namespace, work: Path) -> list[Subject]:
         language = "go" if key == "go-sdk" else VARIANTS[key].language
         try:
             project = projects[key] = render_variant(work, key)
-            subject.argv, subject.cwd = manifest_argv(project), project
+            subject.argv, subject.cwd = command_line(project), project
             subject.slow = slow_copy(project, language)
-            subject.slow_argv = manifest_argv(subject.slow)
+            subject.slow_argv = command_line(subject.slow)
             manifest = json.loads((project / "extension.json").read_text())
             subject.note = "exec: " + " ".join([manifest["exec"], *manifest.get("args", [])])
         except Exception as err:  # noqa: BLE001

@@ -149,10 +149,7 @@ class ExtensionProcess:
         Zombies do not count: a process whose parent exited waits there for
         init to reap it (in a container without an init).
         """
-        deadline = time.monotonic() + wait
-        while (left := self.process.members()) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return left
+        return self.process.leftovers(wait)
 
     def group_alive(self) -> bool:
         """Whether any process of the extension is left."""
