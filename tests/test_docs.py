@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, ROOT, VARIANTS, render, run
+from conftest import CAPABILITIES, FLAVOURS, ROOT, render, run
 
 
 def test_docs_build_strict(tmp_path):
@@ -23,11 +23,9 @@ def test_docs_build_strict(tmp_path):
 
 
 def rendered_files(tmp_path) -> set[str]:
-    """Every file any variant renders, all capabilities, both Go flavours."""
-    renders = [(name, {**dict(v.answers), "language": v.language}) for name, v in VARIANTS.items()]
-    renders.append(("go-sdk", {"language": "go", "go_sdk": True}))
+    """Every file any flavour renders, all capabilities."""
     files = set()
-    for name, answers in renders:
+    for name, answers in FLAVOURS.items():
         project = render(tmp_path / name, capabilities=CAPABILITIES, **answers)
         files |= {str(path.relative_to(project)) for path in project.rglob("*") if path.is_file()}
     return files

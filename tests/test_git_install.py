@@ -7,10 +7,8 @@ started the way zot starts it (the smoke test) without ./build.
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from conftest import CAPABILITIES, LANGUAGES, run
+from conftest import CAPABILITIES, LANGUAGES, smoke
 from test_update import commit_all, git
 
 
@@ -22,7 +20,4 @@ def test_a_shallow_clone_starts_without_a_build(projects, tmp_path, language):
     clone = tmp_path / "installed" / "demo-ext"
     git(tmp_path, "clone", "--quiet", "--depth", "1", f"file://{project}", str(clone))
     # The first start may build (Go) or install tsx (TypeScript with tsx).
-    result = run(["./smoke-test", "--json", "--hello-timeout", "300"], clone, timeout=400)
-    report = json.loads(result.stdout)
-    failed = [c for c in report["checks"] if c["status"] == "fail"]
-    assert result.returncode == 0 and report["passed"], (failed, result.stderr)
+    smoke(clone, "--hello-timeout", "300", timeout=400)

@@ -6,12 +6,8 @@ import os
 import re
 
 import pytest
-from conftest import CAPABILITIES, HANDLER, LANGUAGES, ROOT, VARIANTS, render
+from conftest import CAPABILITIES, FLAVOURS, HANDLER, LANGUAGES, ROOT, VARIANTS, render
 
-# Every flavour: the variants of conftest, and Go with zot's SDK (rendered
-# only: its build needs a module download).
-FLAVOURS = {name: {"language": v.language, **dict(v.answers)} for name, v in VARIANTS.items()}
-FLAVOURS["go-sdk"] = {"language": "go", "go_sdk": True}
 # Limits on the handler file's lines: default capabilities, then all four.
 DEFAULT_LIMIT, ALL_LIMIT = 90, 180
 # What only the protocol does, in any of the languages: reading stdin,

@@ -9,7 +9,16 @@ import shutil
 import sys
 
 import pytest
-from conftest import CAPABILITIES, COMBINATIONS, HANDLER, LANGUAGES, VARIANTS, combo_id, run
+from conftest import (
+    CAPABILITIES,
+    COMBINATIONS,
+    HANDLER,
+    LANGUAGES,
+    VARIANTS,
+    combo_id,
+    run,
+    smoke,
+)
 
 BIN = os.path.dirname(sys.executable)  # ruff, shellcheck, shfmt live here
 # ruff's default rules plus pycodestyle warnings, isort, bugbear, pyupgrade.
@@ -59,10 +68,7 @@ def test_renders_builds_and_passes_its_smoke_test(projects, language, capabiliti
 def test_smoke_test_passes_in_a_shared_process_group(projects, language):
     """As zot 0.1.62 starts it: in the host's process group, not one of its own."""
     project = projects.get(language, CAPABILITIES)
-    result = run(["./smoke-test", "--json", "--shared-group"], project)
-    report = json.loads(result.stdout)
-    failed = [c for c in report["checks"] if c["status"] == "fail"]
-    assert result.returncode == 0 and report["passed"], (failed, result.stderr)
+    report = smoke(project, "--shared-group")
     assert any(c["check"] == "no child processes left" for c in report["checks"])
 
 

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, HANDLER, LANGUAGES, VARIANTS, build, render, run
+from conftest import CAPABILITIES, HANDLER, LANGUAGES, VARIANTS, build, render, smoke
 
 HEADING = "### A second command and a second tool"
 
@@ -54,10 +54,7 @@ def test_the_readme_example_of_a_second_command_and_tool_works(projects, tmp_pat
         smoke_json[section] += added
     (project / "smoke.json").write_text(json.dumps(smoke_json, indent=2))
     build(project)
-    result = run(["./smoke-test", "--json"], project)
-    report = json.loads(result.stdout)
-    failed = [c for c in report["checks"] if c["status"] == "fail"]
-    assert report["passed"], (failed, result.stderr)
+    report = smoke(project)
     checked = " ".join(c["check"] for c in report["checks"])
     assert "shout" in checked and "split_words" in checked, checked
 

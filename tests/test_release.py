@@ -7,7 +7,7 @@ import re
 
 import pytest
 from conftest import ROOT, run
-from test_update import GIT_ENV, clone_template
+from test_update import GIT_ENV, clone_template, release_points
 
 
 @pytest.mark.parametrize(
@@ -26,18 +26,11 @@ def test_release_refuses_bad_versions_and_missing_changelog(args, message):
     assert message in result.stderr
 
 
-def release_points(repo=ROOT) -> dict[str, str]:
-    """scripts/release-points: {"vX.Y.Z": commit}, from the history alone."""
-    result = run([str(ROOT / "scripts" / "release-points")], repo)
-    assert result.returncode == 0, result.stderr
-    return dict(line.split() for line in result.stdout.splitlines())
-
-
 def test_every_release_of_the_changelog_has_its_release_point_in_the_history():
     """A clone has no tags: the release commits themselves must be findable."""
     changelog = (ROOT / "CHANGELOG.md").read_text()
     released = {f"v{v}" for v in re.findall(r"^## \[([0-9.]+)\] - ", changelog, re.MULTILINE)}
-    assert released and set(release_points()) == released
+    assert released and set(release_points(ROOT)) == released
 
 
 def test_release_refuses_a_head_that_is_not_the_release_commit(tmp_path):

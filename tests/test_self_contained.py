@@ -1,6 +1,6 @@
 """A generated project points only at what its user has.
 
-Every language is rendered with every capability (rendering only, no build)
+Every flavour is rendered with every capability (rendering only, no build)
 and each text file is searched for references that make no sense to the
 user: the template's own notes and tests, files the project does not have,
 and other languages' files or tools in a project written in one language.
@@ -13,16 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, render
-
-# One render per language (two for Go: with and without zot's Go SDK).
-RENDERS = {
-    "python": {"language": "python"},
-    "shell": {"language": "shell"},
-    "go-sdk": {"language": "go", "go_sdk": True},
-    "go": {"language": "go", "go_sdk": False},
-    "typescript": {"language": "typescript", "ts_runner": "node"},
-}
+from conftest import CAPABILITIES, FLAVOURS, render
 
 # Never in a generated project: files it does not have, notes for whoever
 # works on the template, the template's own test suite.
@@ -96,7 +87,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("self-contained")
     return {
         key: render(base / key, capabilities=CAPABILITIES, ci=True, **answers)
-        for key, answers in RENDERS.items()
+        for key, answers in FLAVOURS.items()
     }
 
 
@@ -134,9 +125,9 @@ def offences(files: dict[str, str], patterns: list[str]) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("key", list(RENDERS))
+@pytest.mark.parametrize("key", list(FLAVOURS))
 def test_no_reference_to_what_the_user_does_not_have(rendered, key):
-    language = RENDERS[key]["language"]
+    language = FLAVOURS[key]["language"]
     files = text_files(rendered[key])
     assert "extension.json" in files and "README.md" in files
     foreign = [p for other, own in OWN.items() if other != language for p in own]
@@ -144,7 +135,7 @@ def test_no_reference_to_what_the_user_does_not_have(rendered, key):
     assert not found, "references the project cannot follow:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("key", list(RENDERS))
+@pytest.mark.parametrize("key", list(FLAVOURS))
 def test_readme_documents_the_frames(rendered, key):
     """Files send the user to README.md for the protocol: it must be there."""
     readme = (rendered[key] / "README.md").read_text()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import copier
 import pytest
-from conftest import CAPABILITIES, ROOT, build, run
+from conftest import CAPABILITIES, ROOT, build, run, smoke
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
@@ -89,14 +89,6 @@ def update(project: Path, *args: str) -> subprocess.CompletedProcess:
     """The real `copier update` command line, as users run it."""
     copier_bin = shutil.which("copier", path=os.path.dirname(sys.executable)) or "copier"
     return run([copier_bin, "update", "--defaults", *args], project)
-
-
-def smoke(project: Path) -> dict:
-    result = run(["./smoke-test", "--json"], project)
-    report = json.loads(result.stdout)
-    failed = [c for c in report["checks"] if c["status"] == "fail"]
-    assert report["passed"], failed
-    return report
 
 
 # --- user edits and template changes, per language ----------------------------
@@ -255,15 +247,20 @@ def test_changing_the_language_is_refused_and_changes_nothing(edited_project):
     assert (project / "main.py").exists()
 
 
+def release_points(repo: Path, *args: str) -> dict[str, str]:
+    """scripts/release-points of a repository: {"vX.Y.Z": commit}, newest first."""
+    result = run([str(repo / "scripts" / "release-points"), *args], repo)
+    assert result.returncode == 0, result.stderr
+    return dict(line.split() for line in result.stdout.splitlines())
+
+
 def tag_releases(repo: Path) -> list[str]:
-    """Tag the release points of a clone (scripts/release-points); newest first.
+    """Tag the release points of a clone; newest first.
 
     A clone of the published repository may have no tags: the release points
     are found from the commits themselves.
     """
-    result = run([str(repo / "scripts" / "release-points"), "--tag"], repo)
-    assert result.returncode == 0, result.stderr
-    return [line.split()[0] for line in result.stdout.splitlines()]
+    return list(release_points(repo, "--tag"))
 
 
 def previous_release(repo: Path) -> str:
