@@ -18,6 +18,7 @@ while the test reads, the way zot does with several requests in flight.
 from __future__ import annotations
 
 import json
+import re
 import queue
 import threading
 import time
@@ -87,6 +88,11 @@ def pipeline(ext: ExtensionProcess, lines: list[bytes], expect: dict[str, str], 
 
 def verdicts(ext: ExtensionProcess, commands: list[str], prefix: str = "g") -> list[bool]:
     """The guard's block for each bash command, all asked at once."""
+    return [rule is not None for rule in refusals(ext, commands, prefix)]
+
+
+def refusals(ext: ExtensionProcess, commands: list[str], prefix: str = "g") -> list:
+    """The rule that refuses each bash command (None: allowed), all asked at once."""
     lines, expect = [], {}
     for i, command in enumerate(commands):
         rid = f"{prefix}{i}"
@@ -94,8 +100,14 @@ def verdicts(ext: ExtensionProcess, commands: list[str], prefix: str = "g") -> l
         frame = {"type": "event_intercept", "id": rid, "event": "tool_call"}
         frame.update(tool_id="toolu_1", tool_name="bash", tool_args={"command": command})
         lines.append(line(frame))
-    answers = pipeline(ext, lines, expect)
-    return [answers[f"{prefix}{i}"]["block"] for i in range(len(commands))]
+    answers = [pipeline(ext, lines, expect)[f"{prefix}{i}"] for i in range(len(commands))]
+    return [rule_of(a.get("reason", "")) if a["block"] else None for a in answers]
+
+
+def rule_of(reason: str) -> str:
+    """The rule id in a refusal: refused by NAME (RULE): ..."""
+    match = re.match(r"refused by [^(]*\(([^()]+)\): ", reason)
+    return match[1] if match else ""
 
 
 @dataclass
