@@ -18,8 +18,8 @@ while the test reads, the way zot does with several requests in flight.
 from __future__ import annotations
 
 import json
-import re
 import queue
+import re
 import threading
 import time
 from dataclasses import dataclass, field
