@@ -1,10 +1,10 @@
 """Differential fuzzing of the guard: every language gives the same verdict.
 
-Hypothesis builds command lines from the words the patterns look for (and
-from the characters that regex engines disagree about: \\v, NBSP, U+2028,
-non-ASCII letters, ...), joined by blanks, separators and line breaks. Each
-running extension judges a batch at once; all must agree with guard.py's
-check_tool_call, and with each other.
+Hypothesis builds command lines from the words the rules look for (and from
+the characters that languages disagree about: \\v, NBSP, U+2028, non-ASCII
+letters, emoji, ...), joined by blanks, quotes, separators and line breaks.
+Each running extension judges a batch at once; all must refuse by the same
+rule as guard.py's check, or allow with it.
 """
 
 from __future__ import annotations
@@ -14,29 +14,49 @@ import runpy
 import warnings
 
 import pytest
-from conftest import GUARD_CASES, HYPOTHESIS_SCALE, LANGUAGES
+from conftest import GUARD_ALLOWED, GUARD_CWD, GUARD_REFUSED, HYPOTHESIS_SCALE, LANGUAGES
 from host import ExtensionProcess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from robustness import verdicts
+from robustness import refusals
 
-WORDS_TEXT = """rm -rf -fr -r -f -R -Rf -rv -v --recursive --force --no-preserve-root / ~ . * /*
-~/ "$HOME" x notes.txt sudo -u root doas env X=1 nohup exec command time nice -n 10
-timeout xargs -0 -I{} eval sh bash zsh -c then do else if while until ! { } ( ) $(
-` find -delete -exec -execdir {} + \\; -name '*.o' mkfs mkfs.ext4 -t ext4 /dev/sda
-/dev/sda1 /dev/null /dev/nvme0n1 dd if=/dev/zero of=/dev/sda of=disk.img bs=4M > >> >|
-&> tee -a chmod 777 0777 755 a+rwx -R curl wget -fsSL -qO- -O- https://x | |& || && ; &
-source . <( :(){ :|:& };: bomb() function f f|f& echo git npm docker rm-rf /bin/rm \\rm
-"rm" 'rm' '-rf' "-r" """
+WORDS_TEXT = """rm -rf -fr -r -f -R -Rf -rv -v --recursive --force --no-preserve-root / ~ . .. * /*
+~/ ~/x "$HOME" $HOME/x ${HOME} $X x notes.txt node_modules ./dist build/ /tmp/x /etc /usr/lib
+sudo -u root doas env X=1 nohup exec command time nice -n 10 timeout 5 xargs -0 -I{} eval sh bash
+zsh -c su busybox then do done else if while until ! { } ( ) $( ` find -delete -exec -execdir {}
++ \\; -name '*.o' cd mkfs mkfs.ext4 mke2fs mkswap wipefs parted sgdisk -l -t ext4 /dev/sda
+/dev/sda1 /dev/null /dev/nvme0n1 dd if=/dev/zero of=/dev/sda of=disk.img bs=4M > >> >| &> 2>
+< <<EOF EOF tee -a shred truncate chmod chown 777 000 o+w a=rwx 755 a+rwx user:user curl wget
+-fsSL -qO- -O- -d -F @~/.ssh/id_rsa ~/.ssh/id_rsa.pub ~/.bash_history https://x | |& || && ;
+& source . <( :(){ :|:& };: bomb() function f f|f& echo printf grep git push --force
+--force-with-lease +main origin main reset --hard checkout -- restore --staged clean -fdx -n
+branch -D stash drop commit -m scp nc rsync --delete host:/x python3 perl ruby node -e -m
+shutdown reboot systemctl kill -9 -1 1234 crontab iptables -F rm-rf /bin/rm \\rm "rm" 'rm'
+r''m '-rf' "-r" # \\ $'x' ${x:-a}"""
 WORDS = WORDS_TEXT.split()
 # Characters on which regex engines disagree when a pattern is careless.
-ODD = ["\v", "\f", "\r", "\x1c", "\x85", "\xa0", "\u2028", "\u3000", "\ufeff", "é", "ß", "😀"]
+ODD = [
+    "\v",
+    "\f",
+    "\r",
+    "\x1c",
+    "\x85",
+    "\xa0",
+    "\u2028",
+    "\u3000",
+    "\ufeff",
+    "é",
+    "ß",
+    "😀",
+    "İ",
+    "٣",
+]
 JOINERS = [" ", " ", " ", "  ", "\t", "", "\n", ";", " | ", " && ", "\\\n", *ODD]
 
 word = st.one_of(
     st.sampled_from(WORDS),
     st.sampled_from(WORDS).map(lambda w: f'"{w}"'),
-    st.text(alphabet=st.sampled_from([*"rf-/;|&(){}$`'\"\\ \n", *ODD]), max_size=4),
+    st.text(alphabet=st.sampled_from([*"rf-/;|&(){}$`'\"\\ \n<>#=~*.", *ODD]), max_size=4),
 )
 words = st.lists(st.tuples(st.sampled_from(JOINERS), word), max_size=14).map(
     lambda parts: "".join(joiner + w for joiner, w in parts).lstrip(" ")
@@ -50,7 +70,7 @@ def respace(case: str, joiners: list[str], before: str, after: str) -> str:
 
 
 # Random words, and the shared table's cases changed a little.
-CASES = GUARD_CASES["refused"] + GUARD_CASES["allowed"]
+CASES = [*GUARD_REFUSED, *GUARD_ALLOWED]
 near_a_case = st.builds(
     respace,
     st.sampled_from(CASES),
@@ -71,9 +91,9 @@ def guards(projects):
     try:
         for variant in LANGUAGES:
             processes[variant] = ExtensionProcess(projects.get(variant, ["guard"]))
-            processes[variant].handshake()
-        main = runpy.run_path(str(projects.get("python", ["guard"]) / "guard.py"))
-        yield main["check_tool_call"], processes
+            processes[variant].handshake(cwd=GUARD_CWD)
+        guard = runpy.run_path(str(projects.get("python", ["guard"]) / "guard.py"))
+        yield guard["check"], processes
     finally:
         for process in processes.values():
             process.kill()
@@ -89,9 +109,9 @@ def guards(projects):
 @given(commands=st.lists(command, min_size=BATCH, max_size=BATCH))
 def test_every_language_gives_the_same_verdict(guards, commands):
     check, processes = guards
-    expected = [check("bash", {"command": c}) is not None for c in commands]
+    expected = [getattr(check(c, GUARD_CWD), "rule", None) for c in commands]
     for variant, process in processes.items():
-        got = verdicts(process, commands, prefix=f"f{next(ids)}-")
+        got = refusals(process, commands, prefix=f"f{next(ids)}-")
         wrong = [(c, g) for c, g, e in zip(commands, got, expected, strict=True) if g != e]
         assert not wrong, (variant, wrong)
 
@@ -102,5 +122,5 @@ def test_the_fuzzer_reaches_both_verdicts(guards):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # example() outside @given
         sample = [command.example() for _ in range(300)]
-    refused = sum(check("bash", {"command": c}) is not None for c in sample)
+    refused = sum(check(c, GUARD_CWD) is not None for c in sample)
     assert 20 < refused < 280, refused
