@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # with the guard, which ./smoke-test and the Go and TypeScript unit tests read.
 GUARD_CASES_FILE = ROOT / "template" / "{% if 'guard' in capabilities %}guard-cases.json{% endif %}"
 GUARD_CASES = json.loads(GUARD_CASES_FILE.read_text())
-GUARD_CWD = GUARD_CASES["cwd"]  # the project folder the cases assume
+GUARD_CWD = GUARD_CASES.get("cwd", "/home/user/project")  # the project folder they assume
 GUARD_REFUSED: dict[str, str] = GUARD_CASES["refused"]  # command -> the rule refusing it
 GUARD_ALLOWED: list[str] = GUARD_CASES["allowed"]
 # Hypothesis tests run derandomized; HYPOTHESIS_SCALE=10 tries ten times as
