@@ -427,3 +427,56 @@ def test_a_go_sdk_project_can_switch_to_the_dependency_free_flavour(releases, tm
     assert (project / "protocol.go").is_file()
     build(project)
     smoke(project)
+
+
+POLICY_RULE = {
+    "id": "no-docker-prune",
+    "command": ["docker"],
+    "subcommand": ["system"],
+    "arg": ["prune"],
+    "reason": "docker system prune deletes every stopped container and unused image",
+    "instead": "remove what you made by name",
+}
+
+
+@pytest.mark.parametrize("language", ["python", "shell"])
+def test_your_guard_policy_and_the_templates_new_rules_both_apply_after_update(tmp_path, language):
+    """guard-policy.json is the user's: an update changes guard-rules.json only."""
+    repo = clone_template(tmp_path)
+    project = generate(repo, tmp_path / "ext", "HEAD", language=language, capabilities=["guard"])
+    policy = json.loads((project / "guard-policy.json").read_text())
+    policy["off"] = ["git-stash-drop"]
+    policy["rules"] = [POLICY_RULE]
+    (project / "guard-policy.json").write_text(json.dumps(policy, indent=2) + "\n")
+    commit_all(project, "our guard policy")
+    # The template gains a rule and changes the wording of another.
+    rules_file = repo / "template" / "{% if 'guard' in capabilities %}guard-rules.json{% endif %}"
+    rules = json.loads(rules_file.read_text())
+    rules["rules"].append(
+        {
+            "id": "no-terraform-destroy",
+            "command": ["terraform"],
+            "subcommand": ["destroy"],
+            "reason": "terraform destroy removes real infrastructure",
+            "instead": "ask the user",
+        }
+    )
+    rules["rules"][0]["instead"] += " (new wording)"
+    rules_file.write_text(json.dumps(rules, indent=2) + "\n")
+    git(repo, "commit", "--quiet", "-am", "Release 99.0.0: a new guard rule")
+    result = update(project, "--vcs-ref", "HEAD")
+    assert result.returncode == 0, result.stderr
+    assert not conflicted(project), git(project, "status", "--porcelain")
+    assert json.loads((project / "guard-policy.json").read_text()) == policy
+    assert "(new wording)" in (project / "guard-rules.json").read_text()
+    build(project)
+    verdicts = {
+        "docker system prune -af": "no-docker-prune",  # the user's rule
+        "terraform destroy -auto-approve": "no-terraform-destroy",  # the template's new one
+        "git stash drop": None,  # switched off by the user
+        "git reset --hard": "git-reset-hard",  # still on
+    }
+    for command, rule in verdicts.items():
+        result = run(["./smoke-test", "--json", "--guard", command], project)
+        [verdict] = json.loads(result.stdout)["guard"]
+        assert (verdict["refused"], verdict["rule"]) == (rule is not None, rule or ""), verdict
