@@ -65,3 +65,25 @@ def test_every_language_has_the_example(tmp_path):
         language = VARIANTS[variant].language
         project = render(tmp_path / variant, language=language, **answers)
         assert HEADING in Path(project / "README.md").read_text(), variant
+
+
+GUARD_EXAMPLE = "to refuse `docker system prune`"
+
+
+@pytest.mark.parametrize("variant", LANGUAGES)
+def test_the_readme_example_of_a_guard_rule_works(projects, tmp_path, variant):
+    """The rule goes into guard-policy.json and the case into smoke.json."""
+    project = projects.fresh_copy(tmp_path, variant, ["guard"])
+    section = (project / "README.md").read_text().split(GUARD_EXAMPLE, 1)[1]
+    rule, case = (
+        json.loads(block) for block in re.findall(r"```json\n(.*?)```", section, re.DOTALL)[:2]
+    )
+    policy = json.loads((project / "guard-policy.json").read_text())
+    policy["rules"].append(rule)
+    (project / "guard-policy.json").write_text(json.dumps(policy, indent=2))
+    smoke_json = json.loads((project / "smoke.json").read_text())
+    smoke_json["intercepts"].append(case)
+    (project / "smoke.json").write_text(json.dumps(smoke_json, indent=2))
+    build(project)
+    report = smoke(project)
+    assert any("docker system prune" in c["check"] for c in report["checks"]), report["checks"]
