@@ -67,6 +67,7 @@ TARGETS = {"shell": ("<", 20.0)} | {key: ("<=", 1.0) for key in RUNTIMES if key 
 
 # zot's answer to a refused call, as every runtime writes it
 REFUSED = re.compile(r"refused by .*? \(([^()]+)\): ")
+NO_RULE = "(no rule id)"  # a refusal whose rule is not in its reason
 KIB4 = 4096
 ANSWER_TIMEOUT = 5.0  # zot allows the call when the guard has not answered by then
 
@@ -75,10 +76,11 @@ ANSWER_TIMEOUT = 5.0  # zot allows the call when the guard has not answered by t
 class Plan:
     warmup: int  # decisions timed and thrown away first
     reps: int  # decisions timed, per command and way
+    cc_reps: int  # the same for cc-safety-net, which takes milliseconds a decision
 
 
-FULL = Plan(100, 2000)
-QUICK = Plan(3, 20)
+FULL = Plan(100, 2000, 300)
+QUICK = Plan(3, 20, 20)
 
 
 @dataclass
@@ -86,6 +88,7 @@ class Verdict:
     refused: bool
     rule: str | None  # the rule id given, if any
     note: str = ""  # no answer, a malformed answer
+    reason: str = ""  # the reason given for a refusal
 
 
 @dataclass
@@ -220,7 +223,7 @@ def verdict_of(reply: dict) -> Verdict:
     if not block:
         return Verdict(False, None)
     found = REFUSED.match(reason)
-    return Verdict(True, found.group(1) if found else None)
+    return Verdict(True, found.group(1) if found else None, reason=reason)
 
 
 def extension_verdicts(ext: Extension, commands: list[str]) -> list[Verdict]:
@@ -332,13 +335,9 @@ def go_timings(project: Path, plan: Plan) -> dict:
     return found
 
 
-def go_name(bench_name: str, names: list[str]) -> str | None:
-    """Which of our commands a sub-benchmark (Guard4KiB/realistic) times."""
-    lowered = bench_name.lower()
-    for name in names:
-        if name[:4] in lowered:
-            return name
-    return None
+def go_name(bench_name: str) -> str:
+    """Which of our commands a sub-benchmark (Guard4KiB/dense, Guard4KiB/script) stands for."""
+    return "dense" if "dense" in bench_name.lower() else "realistic"
 
 
 # --- cc-safety-net --------------------------------------------------------------------
@@ -408,12 +407,17 @@ def cc_side(cases: list[Case], cwd: str, timed: dict, plan: Plan) -> Side:
             "timing": {
                 "commands": {name: world.command(c) for name, c in timed.items()},
                 "warmup": plan.warmup,
-                "reps": plan.reps,
+                "reps": plan.cc_reps,
             },
         }
         answer = node_job(job, world.env())
         verdicts = [
-            Verdict(bool(v["refused"]), v["rule"], v["reason"] if v["refused"] is None else "")
+            Verdict(
+                bool(v["refused"]),
+                v["rule"],
+                v["reason"] if v["refused"] is None else "",
+                v["reason"],
+            )
             for v in answer["verdicts"]
         ]
         side.verdicts = verdicts[: len(cases)]
@@ -491,15 +495,10 @@ def in_process(key: str, project: Path, timed: dict, cwd: str, plan: Plan) -> li
     if key == "go":
         rows = []
         for bench_name, units in go_timings(project, plan).items():
-            name = go_name(bench_name, list(timed))
-            if name and "ns/op" in units:
-                row = {"how": "in process (go test -bench: mean)", "name": name}
-                row["mean"] = units["ns/op"] / 1e6
-                for unit, value in units.items():  # percentiles, if the benchmark reports them
-                    for p in ("p50", "p99"):
-                        if unit.startswith(p):
-                            row[p] = value / 1e6 if unit.endswith("ns") else value
-                rows.append(row)
+            name = go_name(bench_name)
+            if "ns/op" in units:
+                how = "in process (`go test -bench`, its own commands)"
+                rows.append({"how": how, "name": name, "mean": units["ns/op"] / 1e6})
         return rows
     return []  # shell: the round trip only; tsx runs the same code as node
 
@@ -515,12 +514,12 @@ def score(side: Side, cases: list[Case]) -> dict:
     false_alarms: dict[str, list] = {}
     for case, verdict in refused:
         if not verdict.refused:
-            missed.setdefault(case.rule or "(no rule id)", []).append((case, verdict))
+            missed.setdefault(case.rule or NO_RULE, []).append((case, verdict))
         elif side.key != CC_KEY and case.rule and verdict.rule != case.rule:
             other_rule.append((case, verdict))
     for case, verdict in allowed:
         if verdict.refused:
-            false_alarms.setdefault(verdict.rule or "(no rule id)", []).append((case, verdict))
+            false_alarms.setdefault(verdict.rule or NO_RULE, []).append((case, verdict))
     refused_ok = sum(v.refused for _, v in refused)
     allowed_ok = sum(not v.refused for _, v in allowed)
     return {
@@ -554,9 +553,7 @@ def cost_rows(side: Side) -> list[dict]:
             row.update(p50=statistics.median(samples), p99=benchmark.percentile(samples, 99))
             row["n"] = len(samples)
         if "mean" in cost:
-            row["mean"] = cost["mean"]
-            if row["p50"] is None:
-                row["p50"] = cost["mean"]  # what the target is judged on
+            row["mean"] = row["p50"] = cost["mean"]  # what the target is judged on
         rows.append(row)
     return rows
 
@@ -619,6 +616,8 @@ def misses_markdown(side: Side, result: dict) -> list[str]:
             lines.append(
                 f"- `{rule}` ({len(items)}): " + ", ".join(shown(c.command) for c, _ in items)
             )
+            if rule == NO_RULE:
+                lines[-1] += f"; the first answer: {shown(items[0][1].reason)}"
         lines.append("")
     if result["other_rule"]:
         lines += ["Refused, but by another rule than the table's (table → given):", ""]
@@ -675,15 +674,19 @@ def generated_markdown(
         "",
         (
             f"A 4 KiB command, {plan.reps:,} decisions after {plan.warmup} discarded "
-            "(nearest-rank percentiles). *realistic*: commands an agent chains with `&&`, `;` and "
-            "`|` before a commit with a long quoted message; *dense*: "
+            f"({plan.cc_reps:,} for cc-safety-net) "
+            "(nearest-rank percentiles). *realistic*: commands an agent chains with `&&`, `;` "
+            "and `|` before a commit with a long quoted message; *dense*: "
             f"{3 * dense_count(timed['dense'])} short simple commands "
             '(`rm -rf ./build/xN && echo "step N done" | tee -a log.txt;` over and over). '
-            "*In process*: the "
-            "guard called directly (Python: the rendered guard.py imported; TypeScript: "
-            "dist/guard.js in Node; Go: `go test -bench Guard4KiB` in the project, which gives "
-            "the mean); *round trip*: the intercept written to the running extension until its "
-            "answer is read. Targets: p50 ≤ 1 ms for Go, Python and TypeScript, < 20 ms for shell."
+            "Both are allowed (see below), so every command in them is checked. *In process*: "
+            "the guard called directly: Python's guard.py imported into this benchmark's "
+            "interpreter, TypeScript's src/guard.ts in Node (dist/guard.js, or bundled by the "
+            "project's esbuild), cc-safety-net's checkCommand in Node; Go runs the project's "
+            "own `go test -bench Guard4KiB`, which gives the mean on its own commands of 4 KiB "
+            "and more (a build script for *realistic*, the same dense one). *Round trip*: the "
+            "intercept written to the running extension until its answer is read. Targets: "
+            "p50 ≤ 1 ms for Go, Python and TypeScript, < 20 ms for shell."
         ),
         "",
         "| | how | realistic p50 | realistic p99 | dense p50 | dense p99 | target (p50) |",
@@ -702,7 +705,8 @@ def generated_markdown(
             cells = []
             for name in ("realistic", "dense"):
                 row = rows.get(name, {})
-                cells += [fmt_ms(row.get("p50")), fmt_ms(row.get("p99"))]
+                p50 = fmt_ms(row.get("p50")) + (" (mean)" if "mean" in row else "")
+                cells += [p50, fmt_ms(row.get("p99"))]
             worst = max(
                 (row["p50"] for row in rows.values() if row.get("p50") is not None), default=None
             )
@@ -719,18 +723,37 @@ def dense_count(command: str) -> int:
     return command.count("rm -rf")
 
 
-DEFAULT_HEAD = """# The guard: cases and cost
+DEFAULT_HEAD = """# The guard: verdicts and cost
 
-The guard capability refuses dangerous `bash` commands before zot runs them.
-`bench/guard.py` runs the shared cases of `guard-cases.json` through every
-runtime the template generates, each a real running extension driven the
-way zot drives it, and through [cc-safety-net](https://www.npmjs.com/package/cc-safety-net)'s
-library, a guard for other coding agents, for comparison. It also times one
-decision on a 4 KiB command.
+The [guard](../guard.md) reads every `bash` command the
+model wants to run and refuses the dangerous ones before zot runs them.
+`bench/guard.py` measures two things:
 
-Run it with `.venv/bin/python bench/guard.py` (`--quick` for a smoke run
-without cc-safety-net, `--only python,shell` for some runtimes). It installs
-cc-safety-net from npm into `.cache/cc-safety-net`, at the version it names.
+- **Verdicts.** The shared cases of `guard-cases.json` (commands to refuse,
+  each with the id of the rule that must refuse it, and look-alikes to
+  allow) go through every runtime the template generates, each a real
+  running extension with the guard only, driven the way zot drives it:
+  `hello_ack` gives the table's `cwd` as the project, and each case is a
+  `tool_call` intercept. For comparison the same cases go through
+  [cc-safety-net](https://www.npmjs.com/package/cc-safety-net), a guard
+  for other coding agents, by its library's `checkCommand({command, cwd})`.
+  Its rules are its own: where it differs from the table, the two policies
+  differ, which is not always a mistake on its side.
+- **Cost.** One decision on a 4 KiB command, in the runtime's own process
+  where the language allows it, and as a round trip through the running
+  extension (what zot waits for).
+
+```sh
+.venv/bin/python bench/guard.py                      # everything; rewrites the rest of this page
+.venv/bin/python bench/guard.py --quick              # few repetitions, without cc-safety-net
+.venv/bin/python bench/guard.py --only python,shell  # some runtimes (cc-safety-net is one)
+```
+
+cc-safety-net is installed from npm into `.cache/cc-safety-net`, at the
+version `bench/guard.py` names. It needs its cwd to exist and allows
+deletes in temp folders, so it gets a real folder out of them,
+`.cache/cc-safety-net/world`, in place of the table's home folder: the
+commands are rewritten to match, and `HOME` points there.
 
 """
 
