@@ -674,15 +674,17 @@ def generated_markdown(
         "",
         (
             f"A 4 KiB command, {plan.reps:,} decisions after {plan.warmup} discarded "
-            f"({plan.cc_reps:,} for cc-safety-net) "
-            "(nearest-rank percentiles). *realistic*: commands an agent chains with `&&`, `;` "
+            + (f"({plan.cc_reps:,} for cc-safety-net) " if cc else "")
+            + "(nearest-rank percentiles). *realistic*: commands an agent chains with `&&`, `;` "
             "and `|` before a commit with a long quoted message; *dense*: "
             f"{3 * dense_count(timed['dense'])} short simple commands "
             '(`rm -rf ./build/xN && echo "step N done" | tee -a log.txt;` over and over). '
             "Both are allowed (see below), so every command in them is checked. *In process*: "
             "the guard called directly: Python's guard.py imported into this benchmark's "
             "interpreter, TypeScript's src/guard.ts in Node (dist/guard.js, or bundled by the "
-            "project's esbuild), cc-safety-net's checkCommand in Node; Go runs the project's "
+            "project's esbuild)"
+            + (", cc-safety-net's checkCommand in Node" if cc else "")
+            + "; Go runs the project's "
             "own `go test -bench Guard4KiB`, which gives the mean on its own commands of 4 KiB "
             "and more (a build script for *realistic*, the same dense one). *Round trip*: the "
             "intercept written to the running extension until its answer is read. Targets: "
