@@ -226,10 +226,11 @@ def verdict_of(reply: dict) -> Verdict:
     return Verdict(True, found.group(1) if found else None, reason=reason)
 
 
-def extension_verdicts(ext: Extension, commands: list[str]) -> list[Verdict]:
+def extension_verdicts(ext: Extension, commands: list[str], prefix: str) -> list[Verdict]:
+    """One intercept after the other; ids start with `prefix` (a late answer stays apart)."""
     out = []
     for i, command in enumerate(commands):
-        request_id = f"case{i}"
+        request_id = f"{prefix}{i}"
         ext.send(intercept(request_id, command))
         try:
             out.append(verdict_of(ext.reply(request_id, timeout=ANSWER_TIMEOUT)))
@@ -426,10 +427,8 @@ def cc_side(cases: list[Case], cwd: str, timed: dict, plan: Plan) -> Side:
             side.costs.append(
                 {"how": "in process", "name": name, "samples": [s / 1e6 for s in samples]}
             )
-        side.note = (
-            f"checkCommand({{command, cwd}}) in Node; {cwd} is {world.cwd} there "
-            f"(it must exist), HOME {world.home}"
-        )
+        there = os.path.relpath(world.cwd, ROOT)
+        side.note = f"checkCommand({{command, cwd}}) in Node, with `{cwd}` as `{there}`"
     except Exception as err:  # noqa: BLE001
         side.error = f"{type(err).__name__}: {err}"
         traceback.print_exc()
@@ -455,8 +454,10 @@ def our_side(key: str, cases: list[Case], cwd: str, timed: dict, plan: Plan, wor
         project = side.project = build_runtime(key, work)
         say(f"judging {len(cases)} cases with {key}")
         with start(project, cwd, work, log) as ext:
-            side.verdicts = extension_verdicts(ext, [case.command for case in cases])
-            side.timed = timed_verdicts(timed, extension_verdicts(ext, list(timed.values())))
+            side.verdicts = extension_verdicts(ext, [case.command for case in cases], "case")
+            side.timed = timed_verdicts(
+                timed, extension_verdicts(ext, list(timed.values()), "timed")
+            )
             say(f"timing {key}")
             for name, command in timed.items():
                 side.costs.append(
