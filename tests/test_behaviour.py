@@ -14,6 +14,7 @@ from conftest import (
     VARIANTS,
     build,
     combo_id,
+    run,
     slow_tool,
 )
 from host import ExtensionProcess
@@ -141,7 +142,8 @@ def test_guard_refuses_with_a_reason_naming_the_extension(ext):
     reply = ext.intercept("bash", {"command": "ls\nsudo rm -rf /"})
     assert reply["type"] == "event_intercept_response"
     assert reply["block"] is True
-    assert reply["reason"].startswith(f"refused by {NAME}: recursive force delete")
+    assert reply["reason"].startswith(f"refused by {NAME} (delete-outside-project): ")
+    assert ". Instead, " in reply["reason"]
     assert ext.intercept("bash", {"command": "ls -la"})["block"] is False
 
 
@@ -305,3 +307,27 @@ def test_a_crashing_handler_is_answered_and_the_extension_lives_on(projects, tmp
         assert "boom" in ext.stderr()
         assert ext.tool(TOOL, {"text": "fine"})["content"][0]["text"] == "fine"
         assert ext.shutdown() == 0
+
+
+@pytest.mark.parametrize(
+    ("rule", "problem"),
+    [
+        ({"id": "x", "commands": ["docker"], "reason": "r", "instead": "i"}, "unknown field"),
+        ({"id": "x", "reason": "r", "instead": "i"}, "would refuse every command"),
+        ({"id": "x", "command": "docker", "reason": "r", "instead": "i"}, "a list of strings"),
+        ({"id": "x", "command": ["@nope"], "reason": "r", "instead": "i"}, "names no list"),
+        ({"id": "x", "command": ["docker"]}, 'needs "reason"'),
+    ],
+)
+def test_the_smoke_test_finds_what_is_wrong_with_a_rule_of_yours(projects, tmp_path, rule, problem):
+    """A typo in guard-policy.json must not go unnoticed: a rule without a
+    known field to match would refuse every command."""
+    project = projects.fresh_copy(tmp_path, "python", ["guard"])
+    policy = json.loads((project / "guard-policy.json").read_text())
+    policy["rules"].append(rule)
+    (project / "guard-policy.json").write_text(json.dumps(policy))
+    result = run(["./smoke-test", "--json", "--no-expect"], project)
+    checks = json.loads(result.stdout)["checks"]
+    failed = [c for c in checks if c["status"] == "fail" and c["check"] == "guard-policy.json"]
+    assert failed and problem in failed[0]["detail"], checks
+    assert result.returncode == 1
