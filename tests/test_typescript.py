@@ -3,16 +3,29 @@ its exit, its update from 0.2.0."""
 
 from __future__ import annotations
 
-import json
 import os
+import random
 import re
+import runpy
 import shutil
 import time
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, ROOT, VARIANTS, build, render, run
+from conftest import (
+    CAPABILITIES,
+    GUARD_ALLOWED,
+    GUARD_CWD,
+    GUARD_REFUSED,
+    ROOT,
+    VARIANTS,
+    build,
+    render,
+    run,
+)
 from host import ExtensionProcess
+from robustness import line as frame_line
+from robustness import pipeline, rule_of
 from test_update import clone_template, commit_all, edit, generate, git, smoke, tag_releases, update
 
 TYPESCRIPT_DIR = "template/{% if language == 'typescript' %}src{% endif %}"
@@ -26,23 +39,78 @@ def update_status(project: Path) -> list[str]:
     return git(project, "status", "--porcelain").splitlines()
 
 
-def test_guard_patterns_are_the_python_ones(projects):
-    """src/guard.ts keeps guard.py's regex strings (a backtick escaped)."""
-    python = projects.get("python", ["guard"])
-    script = "import json, runpy; print(json.dumps(runpy.run_path('guard.py')['DANGEROUS']))"
-    result = run(["python3", "-c", script], python)
-    assert result.returncode == 0, result.stderr
-    expected = [pattern for pattern, _, _ in json.loads(result.stdout)]
+# Changes that a careless port judges differently: blanks Python and
+# JavaScript do not agree on, characters beyond U+FFFF (one character in
+# Python, two UTF-16 units in JavaScript), quotes, wrappers and nesting.
+ODD = ["\v", "\f", "\r", "\x85", "\xa0", "\u2028", "\u3000", "\ufeff", "é", "😀", "𝒳"]
+SEPARATORS = [" && ", "; ", " | ", " || ", " & ", "\n", " |& ", "\\\n"]
+WRAPPERS = ["sudo ", "sudo -u root ", "env X=1 ", "nohup ", "timeout 5 ", "xargs ", "time "]
 
-    typescript = projects.get("typescript", ["guard"])
-    script = (
-        'const { DANGEROUS } = await import("./src/guard.ts");'
-        "console.log(JSON.stringify(DANGEROUS.map((d) => d.pattern)));"
-    )
-    result = run(["node", "--import", "tsx", "--input-type=module", "-e", script], typescript)
-    assert result.returncode == 0, result.stderr
-    ported = [pattern.replace("\\`", "`") for pattern in json.loads(result.stdout)]
-    assert ported == expected
+
+def mutation(rng: random.Random, case: str, cases: list[str]) -> str:
+    """A case of guard-cases.json changed a little."""
+    kind = rng.randrange(8)
+    if kind == 0:
+        return rng.choice(WRAPPERS) + case
+    if kind == 1:
+        quoted = "'" + case.replace("'", "'\\''") + "'"
+        return rng.choice(["bash -c ", "sh -c ", "eval ", "su -c "]) + quoted
+    if kind == 2:
+        opening, closing = rng.choice([("$(", ")"), ("`", "`"), ("(", ")"), ("echo $(", ")")])
+        return opening + case + closing
+    if kind == 3:
+        return rng.choice(cases) + rng.choice(SEPARATORS) + case
+    if kind == 4:
+        return case + rng.choice(SEPARATORS) + rng.choice(cases)
+    if kind == 5:
+        blanks = [" ", "  ", "\t", *ODD]
+        return "".join(word + rng.choice(blanks) for word in case.split(" ")).rstrip()
+    if kind == 6:
+        at = rng.randint(0, len(case))
+        return case[:at] + rng.choice([*ODD, "'", '"', "\\", "$", "(", ")", "`", "#"]) + case[at:]
+    return rng.choice(['"', "'"]) + case + rng.choice(['"', "'", ""])
+
+
+def guard_commands() -> list[str]:
+    """Every case of guard-cases.json, and a few hundred changed a little."""
+    cases = [*GUARD_REFUSED, *GUARD_ALLOWED]
+    rng = random.Random(7)  # the same commands on every run
+    changed = [mutation(rng, rng.choice(cases), cases) for _ in range(600)]
+    limits = ["😀" * 65536, "😀" * 65536 + "x", "cat <<- EOF\nx\nEOF"]
+    limits.append("cd " + "😀/" * 1400 + "; rm -rf ../x")  # 4096 UTF-16 units, not characters
+    return cases + changed + limits
+
+
+@pytest.mark.parametrize("variant", TYPESCRIPT)
+def test_guard_gives_the_verdicts_of_guard_py(projects, variant):
+    """The running extension refuses by the same rule as guard.py, or allows."""
+    guard_py = projects.get("python", ["guard"]) / "guard.py"
+    check = runpy.run_path(str(guard_py))["check"]
+    commands = guard_commands()
+    expected = []
+    for command in commands:
+        try:
+            refusal = check(command, GUARD_CWD)
+        except Exception:  # noqa: BLE001 - a crash refuses, with no rule
+            expected.append("")
+        else:
+            expected.append(refusal.rule if refusal else None)
+    assert 200 < sum(rule is not None for rule in expected) < len(commands) - 200
+    ids = [f"g{i}" for i in range(len(commands))]
+    lines = [
+        frame_line(
+            {"type": "event_intercept", "id": rid, "event": "tool_call", "tool_id": "t"}
+            | {"tool_name": "bash", "tool_args": {"command": command}}
+        )
+        for rid, command in zip(ids, commands, strict=True)
+    ]
+    with ExtensionProcess(projects.get(variant, ["guard"])) as ext:
+        ext.handshake(cwd=GUARD_CWD)
+        answers = pipeline(ext, lines, dict.fromkeys(ids, "event_intercept_response"))
+    got = [answers[rid] for rid in ids]
+    got = [rule_of(answer.get("reason", "")) if answer["block"] else None for answer in got]
+    wrong = [(c, g, e) for c, g, e in zip(commands, got, expected, strict=True) if g != e]
+    assert not wrong, wrong[:10]
 
 
 def test_build_keeps_the_lockfile_and_skips_what_did_not_change(projects, tmp_path):
@@ -132,7 +200,7 @@ def test_failing_handlers_are_answered_and_not_fatal(projects, tmp_path):
             'void Promise.reject(new Error("lost")); if (text === "bang") throw new Error("bang");',
         ),
         (
-            "  const danger = checkToolCall(toolName, toolArgs);",
+            "  const refusal = checkToolCall(toolName, toolArgs, ext.host.cwd);",
             'if (JSON.stringify(toolArgs).includes("explode")) throw new Error("kaboom");',
         ),
     ]:
