@@ -1,17 +1,705 @@
-# The guard's decision on an event_intercept frame for a tool call: why to
-# refuse it, or nothing to allow it. $dangerous lists guard.sh's DANGEROUS,
-# three entries per pattern; a command longer than $max_command (a number, or
-# null for no limit) is refused unread.
-def refusal($name; $dangerous; $max_command):
-	if .tool_name == "bash" and (.tool_args | type) == "object" then
-		# bash joins continued lines
-		.tool_args.command | strings | (split("\\\n") | join("")) as $command
-		| if $max_command != null and ($command | length) > $max_command then
-			"refused by \($name): a command of over \($max_command) characters, too long"
-			+ " to check. Instead, split it up, or write long text to a file with the write tool."
+# The guard: bash commands refused before they run.
+#
+# The rules are data, in guard-rules.json (the template's) and
+# guard-policy.json (yours: rules you add, rules you switch off). This file
+# reads a command the way bash splits it, finds each simple command behind
+# its wrappers (sudo, env, xargs, bash -c '...', $(...)), and asks the rules
+# about it. It belongs to the template: `copier update` replaces it.
+
+# A longer command is refused unread: checking it could take too long.
+def max_command: 65536;
+# Code inside code (bash -c '...', eval ...) deeper than this is refused.
+def max_depth: 8;
+# So are $(...), `...` and ( ... ) nested deeper than this.
+def max_nesting: 32;
+# Where cd leads stops being followed past a path this long.
+def max_path: 4096;
+# What a $(...), `...` or <(...) leaves in a word.
+def substitution: "$()";
+
+def too_long:
+	{rule: "too-long", reason: "a command of over \(max_command) characters, too long to check",
+	 instead: "split it up, or write long text to a file with the write tool"};
+def too_deep:
+	{rule: "too-deep", reason: "code nested more than \(max_depth) levels deep, too deep to check",
+	 instead: "write the script to a file and run that"};
+
+# --- Words --------------------------------------------------------------------
+
+def is_blank: .[0:1] | . == " " or . == "\t";
+def is_number: length > 0 and (explode | all(. >= 48 and . <= 57));
+# -x, -xyz, --long (not -, --, or -1, which is a number).
+def is_option:
+	length > 1 and .[0:1] == "-" and (.[1:2] | . < "0" or . > "9") and . != "--";
+def is_short: length > 1 and .[0:1] == "-" and .[1:2] != "-";
+def basename: split("/") | .[-1] // "";
+# The text after the first $sep (the word split at it once).
+def after($sep): split($sep) | .[1:] | join($sep);
+# NAME=, NAME+= or NAME[...]= at the start: an assignment.
+def is_assignment:
+	index("=") != null and test("\\A[A-Za-z_][A-Za-z0-9_]*(\\[[^\\]]*\\])?\\+?=");
+def is_keyword:
+	. as $w | any("if", "then", "elif", "else", "fi", "do", "done", "while", "until", "!",
+		"{", "}", "esac", "coproc"; . == $w);
+
+# Whether . fits the glob $pieces (a pattern split at its *s).
+def glob_fits($pieces):
+	($pieces[0]) as $head | ($pieces[-1]) as $tail
+	| length >= ($head | length) + ($tail | length) and startswith($head) and endswith($tail)
+	and (reduce $pieces[1:-1][] as $piece (.[($head | length):length - ($tail | length)];
+		if . == null or $piece == "" then .
+		elif index($piece) == null then null
+		else after($piece) end) != null);
+
+# A list of patterns, made ready for fits: {exact: {WORD: true}, globs}.
+def patterns:
+	{exact: (map(select(type == "string" and index("*") == null) | {key: ., value: true})
+		| from_entries),
+	 globs: map(select(type == "string" and index("*") != null) | split("*"))};
+
+# Whether . fits one of the patterns ($p from patterns), * standing for any text.
+def fits($p): . as $w | $p.exact[$w] or any($p.globs[]; . as $g | $w | glob_fits($g));
+
+# -f matches any cluster with an f (-rf); longer names match whole (=value aside).
+def option_matches($wanted):
+	if ($wanted | length) == 2 and $wanted != "--" then
+		is_short and (.[1:] | index($wanted[1:2]) != null)
+	else
+		(split("=") | .[0] // "") as $name
+		| . == $wanted or $name == $wanted
+		or ($wanted | index("*") != null) and ($name | glob_fits($wanted | split("*")))
+	end;
+
+# --- Reading a command the way bash splits it -----------------------------------
+#
+# The parser's state: the tokens .t (.n of them) and where it stands (.i);
+# .cmds, every simple command by number ({words, redirects: [[operator,
+# target]], pipeline, subs: the numbers of its $(...)'s commands, stdin: a
+# here-document's text}); .order, the numbers in the order the commands end
+# (a substitution's before its command's); .functions defined; .found, the
+# current level's commands; .w, .r and .s, the words, redirections and subs
+# of the command being read; .p, the parts of the word being read; .ret,
+# what the last step gives back.
+
+# Runs of ordinary characters, runs of blanks, or one character of syntax.
+def tokens: [match("[^ \\t\\n'\"\\\\$`()|&;<>]+|[ \\t]+|[\\s\\S]"; "g").string];
+
+def ends_word: . == "\n" or . == ";" or . == "&" or . == "|" or . == "(" or . == ")"
+	or . == "<" or . == ">";
+def syntax: .[0:1] as $c | " \t\n'\"\\$`()|&;<>#" | index($c) != null;
+
+def peek: .t[.i] // "";
+def skip_blanks: until(.i >= .n or (.t[.i] | is_blank | not); setpath(["i"]; .i + 1));
+def new_pipeline: setpath(["pipelines"]; .pipelines + 1) | setpath(["pipe"]; .pipelines);
+# The index of the next token $token at or after .i, or .n.
+def next($token): .t as $t | first(range(.i; .n) | select($t[.] == $token)) // .n;
+# The text up to the token $close (taken too), as it stands.
+def raw_until($close): next($close) as $j | setpath(["ret"]; (.t[.i:$j] | add // "")) | setpath(["i"]; $j + 1);
+
+# Whether the plain word ends with the token at .i (no quote or $ joined to it).
+def ends_after($token; $stop):
+	(.t[.i + 1] // " ")
+	| if . == "(" and ($token | endswith("=")) then false # a=(x y): an array
+	else is_blank or ends_word or . == $stop end;
+# Whether the token at .i stands at a word's start (where # starts a comment).
+def starts_word: .i == 0 or (.t[.i - 1] | ends_word or is_blank);
+
+# The simple commands up to $stop (")" or "`"), or to the text's end, into .ret.
+def parse($stop):
+	# What follows a $: $(...), $((...)), ${...}, $'...' or a name.
+	def dollar:
+		peek as $following
+		| if $following == "(" then
+			setpath(["i"]; .i + 1)
+			| if peek == "(" then # $(( arithmetic )): no command in it
+				setpath(["i"]; .i + 1) | raw_until(")") | (if peek == ")" then setpath(["i"]; .i + 1) else . end)
+				| setpath(["p"]; .p + ["$((0))"])
+			else parse(")") | setpath(["s"]; .s + .ret) | setpath(["p"]; .p + [substitution]) end
+		elif $following | startswith("{") then # ${...} as written, up to its }
+			.i as $start
+			| until(.i >= .n or (.t[.i] | index("}") != null); setpath(["i"]; .i + 1))
+			| setpath(["i"]; .i + 1)
+			| setpath(["p"]; .p + ["$" + (.t[$start:.i] | add // "")])
+		elif $following == "'" then # $'...': a backslash escapes the next token
+			setpath(["i"]; .i + 1)
+			| until(.i >= .n or .t[.i] == "'"; (if .t[.i] == "\\" then setpath(["i"]; .i + 1) else . end)
+				| setpath(["p"]; .p + [peek]) | setpath(["i"]; .i + 1))
+			| setpath(["i"]; .i + 1)
+		else setpath(["p"]; .p + ["$"]) end;
+
+	def double_quoted:
+		if .i >= .n then .
+		else .t[.i] as $token
+		| setpath(["i"]; .i + 1)
+		| if $token == "\"" then .
 		else
-			first(range(0; $dangerous | length; 3) as $i
-				| select($dangerous[$i] as $pattern | $command | test($pattern))
-				| "refused by \($name): \($dangerous[$i + 1]). Instead, \($dangerous[$i + 2]).")
+			(if $token == "\\" then
+				peek as $following
+				| if any("$", "`", "\"", "\\"; . == $following) then setpath(["i"]; .i + 1) | setpath(["p"]; .p + [$following])
+				else setpath(["p"]; .p + ["\\"]) end
+			elif $token == "$" then dollar
+			elif $token == "`" then parse("`") | setpath(["s"]; .s + .ret) | setpath(["p"]; .p + [substitution])
+			else setpath(["p"]; .p + [$token]) end)
+			| double_quoted
+		end end;
+
+	# One word, quotes taken off, into .ret; its substitutions go to .s.
+	def word($stop):
+		def parts:
+			if .i >= .n then .
+			else .t[.i] as $token
+			| if $token == $stop or ($token | ends_word or is_blank) then
+				if $token == "(" and (.p | length > 0 and (.[-1] | endswith("="))) then
+					setpath(["i"]; .i + 1) | raw_until(")") | setpath(["p"]; .p + ["(" + .ret + ")"]) | parts # a=(x y): data
+				else . end
+			else
+				setpath(["i"]; .i + 1)
+				| if $token == "'" then raw_until("'") | setpath(["p"]; .p + [.ret])
+				elif $token == "\"" then double_quoted
+				elif $token == "\\" then
+					if peek != "" then setpath(["p"]; .p + [.t[.i]]) | setpath(["i"]; .i + 1) else . end
+				elif $token == "$" then dollar
+				elif $token == "`" then parse("`") | setpath(["s"]; .s + .ret) | setpath(["p"]; .p + [substitution])
+				else setpath(["p"]; .p + [$token]) end
+				| parts
+			end end;
+		.p as $outer | setpath(["p"]; []) | parts | setpath(["ret"]; (.p | add // "")) | setpath(["p"]; $outer);
+
+	# The word after a redirection operator ("" if there is none), into .ret.
+	def target($stop):
+		skip_blanks
+		| peek as $token
+		| if $token == "" or ($token | ends_word) or $token == $stop then setpath(["ret"]; "")
+		else word($stop) end;
+
+	def redirect($stop):
+		.t[.i] as $first
+		| (if (.w | length > 0) and (.w[-1] | is_number) and .t[.i - 1] == .w[-1] then
+			.w |= .[:-1] # 2> file: the 2 belongs to the redirection
+		else . end)
+		| setpath(["i"]; .i + 1)
+		| peek as $second
+		| if $second == "(" then # <(...) or >(...): a process substitution, a word
+			setpath(["i"]; .i + 1) | parse(")") | setpath(["s"]; .s + .ret) | setpath(["w"]; .w + [substitution])
+		elif $first == "<" and $second == "<" then
+			setpath(["i"]; .i + 1)
+			| if peek == "<" then # <<< word: a here-string
+				setpath(["i"]; .i + 1) | target($stop) | setpath(["r"]; .r + [["<<", .ret]])
+				| if .cmds[.cur].stdin == null then .cmds[.cur].stdin = .ret else . end
+			else
+				(peek | startswith("-")) as $strip # <<-: leading tabs stripped
+				| (if $strip then
+					if .t[.i] == "-" then error("string index out of range") else .t[.i] |= .[1:] end
+				else . end)
+				| target($stop)
+				| setpath(["heredocs"]; .heredocs + [[.cur, .ret, $strip]])
+			end
+		elif $second == "&" then # >&2 and <&0 copy a descriptor; >& FILE writes it
+			setpath(["i"]; .i + 1)
+			| target($stop)
+			| if $first == ">" and (.ret | is_number or . == "-" | not) then setpath(["r"]; .r + [[">", .ret]])
+			else . end
+		else
+			# >> and >| append or overwrite; <> reads and writes
+			(($second == ">" or $second == "|") and $first == ">" or $second == ">" and $first == "<")
+			as $two
+			| (if $two then setpath(["i"]; .i + 1) else . end)
+			| target($stop) | setpath(["r"]; .r + [[if $two then ">" else $first end, .ret]])
+		end;
+
+	# The text of the here-documents started on the line just ended.
+	def read_heredocs:
+		def lines($heredoc; $found):
+			if .i >= .n then setpath(["ret"]; $found)
+			else next("\n") as $j
+			| (.t[.i:$j] | add // "") as $text
+			| setpath(["i"]; $j + 1)
+			| if $j >= .n then setpath(["ret"]; $found + [$text])
+			elif ($text | if $heredoc[2] then sub("^\t+"; "") else . end) == $heredoc[1] then
+				setpath(["ret"]; $found)
+			else lines($heredoc; $found + [$text]) end
+			end;
+		reduce .heredocs[] as $heredoc (.; lines($heredoc; []) | .cmds[$heredoc[0]].stdin = (.ret | join("\n")))
+		| setpath(["heredocs"]; []);
+
+	# function NAME: the name is defined.
+	def function_name($stop):
+		skip_blanks
+		| if peek != "" and (peek | ends_word | not) then word($stop) | .functions[.ret] = true
+		else . end;
+
+	def simple_command($stop):
+		def words:
+			if .i >= .n then .
+			else .t[.i] as $token
+			| if $token == $stop or any(";", "\n", "|", ")"; . == $token) then .
+			elif $token == "&" then
+				if .t[.i + 1] == ">" then # &> and &>>: both outputs into a file
+					setpath(["i"]; .i + 2) | (if peek == ">" then setpath(["i"]; .i + 1) else . end)
+					| target($stop) | setpath(["r"]; .r + [[">", .ret]]) | words
+				else . end
+			else
+				(if $token | is_blank then setpath(["i"]; .i + 1)
+				elif $token == "<" or $token == ">" then redirect($stop)
+				elif $token == "(" then
+					setpath(["i"]; .i + 1) | skip_blanks
+					| if (.w | length) == 1 and peek == ")" then
+						setpath(["i"]; .i + 1) | .functions[.w[0]] = true | setpath(["w"]; []) # name() { ...; }
+					else parse(")") | setpath(["found"]; .found + .ret) end # a subshell: its commands run
+				elif ($token | startswith("#")) and starts_word then
+					setpath(["i"]; next("\n")) # a comment
+				elif ($token | syntax | not) and ends_after($token; $stop) then
+					setpath(["i"]; .i + 1) # a plain word: the usual case, taken whole
+					| if $token == "function" and .w == [] then function_name($stop)
+					else setpath(["w"]; .w + [$token]) end
+				else
+					word($stop)
+					| if .ret == "function" and .w == [] then function_name($stop)
+					else setpath(["w"]; .w + [.ret]) end
+				end)
+				| words
+			end end;
+		{cur, w, r, s} as $outer
+		| setpath(["cur"]; (.cmds | length))
+		| setpath(["cmds"]; .cmds + [{stdin: null}])
+		| setpath(["w"]; []) | setpath(["r"]; []) | setpath(["s"]; [])
+		| .pipe as $pipeline
+		| words
+		| .cmds[.cur] += {words: .w, redirects: .r, pipeline: $pipeline, subs: .s}
+		| if .w != [] or .r != [] then setpath(["found"]; .found + [.cur]) | setpath(["order"]; .order + [.cur]) else . end
+		| . + $outer;
+
+	def commands:
+		if .i >= .n then .
+		else .t[.i] as $token
+		| if $token == $stop then setpath(["i"]; .i + 1)
+		else
+			(if $token == "|" then # | and |& go on with the pipeline, || ends it
+				setpath(["i"]; .i + 1)
+				| if peek == "|" then setpath(["i"]; .i + 1) | new_pipeline
+				elif peek == "&" then setpath(["i"]; .i + 1)
+				else . end
+			elif any(";", "&", "\n", ")"; . == $token) then
+				setpath(["i"]; .i + 1) | new_pipeline | if $token == "\n" then read_heredocs else . end
+			elif $token | is_blank then setpath(["i"]; .i + 1)
+			else simple_command($stop) end)
+			| commands
+		end end;
+	if .depth >= max_nesting then setpath(["too_deep"]; true) | setpath(["i"]; .n) | setpath(["ret"]; [])
+	else
+		{found, pipe} as $outer
+		| setpath(["depth"]; .depth + 1) | setpath(["found"]; []) | new_pipeline
+		| commands
+		| setpath(["depth"]; .depth - 1) | setpath(["ret"]; .found) | . + $outer
+	end;
+
+# The simple commands of a text, each with .subs as the words of its
+# substitutions' commands, and the functions it defines.
+def parsed:
+	{t: tokens, i: 0, cmds: [], order: [], functions: {}, pipelines: 0, pipe: 0, depth: 0,
+	 too_deep: false, heredocs: [], found: [], w: [], r: [], s: [], p: [], cur: null}
+	| setpath(["n"]; (.t | length))
+	| parse("")
+	| .cmds as $cmds
+	| {too_deep, functions,
+	   commands: [.order[] | $cmds[.] | .subs |= map($cmds[.].words)]};
+
+# --- Where a path points -------------------------------------------------------------
+
+# The parts of an absolute path, with . and .. worked out.
+def normal:
+	reduce (split("/")[] | select(. != "" and . != ".")) as $part ([];
+		if $part == ".." then .[:-1] else . + [$part] end);
+
+def climbs_out:
+	any(foreach (split("/")[] | select(. != "" and . != ".")) as $part (0;
+		if $part == ".." then . - 1 else . + 1 end); . < 0);
+
+def is_wildcard:
+	index("*") != null and (explode | until(.[0] != 46; .[1:]) | all(. == 42 or . == 63));
+
+# The class of a path: inside, temp, remote, or one of the unsafe ones. $c
+# holds here (where relative paths start, null: not known), project (the
+# project folder's parts) and temp (the temp folders' parts).
+def where($c):
+	if . == "" or . == "{}" then "inside"
+	else
+		(if . == "$HOME" or startswith("$HOME/") then "~" + .[5:]
+		elif . == "${HOME}" or startswith("${HOME}/") then "~" + .[7:]
+		else . end)
+		| if index("$") != null or index("{") != null and index(",") != null then "unknown"
+		elif startswith("~") then
+			if . != "~" and (startswith("~/") | not) then "home" # ~user
+			elif (.[1:] | normal | length <= 1) or (.[2:] | climbs_out) then "home"
+			else "outside" end
+		elif (startswith("/") | not) and (split("/")[0] | index(":") != null) then
+			"remote" # host:path
+		else
+			(startswith("/") | not) as $relative
+			| if $relative and $c.here == null then "unknown"
+			else
+				(if $relative then $c.here + "/" + . else . end | normal) as $parts
+				| ($c.project | length) as $length
+				| if $parts == [] or ($parts | length) == 1 and ($parts[0] | is_wildcard) then "root"
+				elif $parts[:$length] == $c.project then
+					$parts[$length:] as $rest
+					| if $rest == [] or ($rest | length) == 1 and ($rest[0] | is_wildcard) then "project"
+					else "inside" end
+				elif $relative and $c.here == "/" + ($c.project | join("/")) then
+					"parent" # climbed out of the project
+				elif ($parts | length) == 1 then "system"
+				elif any($c.temp[]; . as $top
+					| $parts[:$top | length] == $top and ($parts | length) > ($top | length))
+				then "temp"
+				else "outside" end
+			end
 		end
-	else empty end;
+	end;
+
+# A word, and the file it names in @file, name=@file and --opt=file.
+def secret_forms:
+	[., (if startswith("@") then .[1:] else empty end),
+	 (if index("=@") != null then after("=@")
+	 elif startswith("--") and index("=") != null then after("=")
+	 else empty end)]
+	| map(if startswith("$HOME/") then "~" + .[5:]
+		elif startswith("${HOME}/") then "~" + .[7:]
+		else . end);
+
+# --- The rules ---------------------------------------------------------------------
+
+# guard-rules.json ($rules) with guard-policy.json's changes ($policy), both
+# objects, made ready for check: every @name in a rule's lists expanded, and
+# each list of patterns prepared for fits.
+def guard_policy($rules; $policy):
+	($rules | if type == "object" then . else error("guard-rules.json must hold a JSON object") end)
+	as $data
+	| ($policy | if type == "object" then . else error("guard-policy.json must hold a JSON object") end)
+	as $own
+	| (($own.off // []) | map({key: tostring, value: true}) | from_entries) as $off
+	| (($data.lists // {}) + ($own.lists // {})) as $lists
+	| def expand($depth):
+		if $depth > 100 then error("a list of guard-rules.json names itself") else
+		[.[] | if type == "string" and startswith("@") then ($lists[.[1:]] // []) | expand($depth + 1)[]
+		else . end] end;
+	(($data.rules // []) + ($own.rules // [])
+		| map(select((.id | tostring) as $id | $off[$id] | not)
+			| with_entries(if .value | type == "array" then .value |= expand(0) else . end)))
+	as $list
+	| ($data.classes // {}) as $classes
+	| ($data.code // {}) as $code
+	| {rules: [$list | to_entries[] | .value + {
+			at: .key,
+			"command patterns": (.value.command | if type == "array" then patterns else null end),
+			"fits": (.value | with_entries(select(.key == "arg" or .key == "runs output of"
+				or .key == "piped to") | .value |= patterns))}],
+	   wrappers: ($data.wrappers // {}),
+	   code: $code,
+	   "code globs": [$code | to_entries[] | select(.key | index("*") != null)
+		| {names: (.key | split("|") | patterns), options: .value}],
+	   shells: (($data.shells // []) | patterns),
+	   "option values": ($data["option values"] // {}),
+	   temp: [($classes.temp // [])[] | normal],
+	   devices: (($classes.device // []) | patterns),
+	   secrets: (($classes.secret // []) | patterns),
+	   "not secrets": (($classes["not secret"] // []) | patterns)}
+	| .named = (reduce .rules[] as $rule ({};
+		reduce ($rule["command patterns"].exact // {} | keys[]) as $name (.; .[$name] += [$rule.at])))
+	| .unnamed = [.rules[] | select(.command == null or (.["command patterns"].globs != []))];
+
+# The rules for check from the text of guard-rules.json and guard-policy.json
+# ($named.guard_rules and $named.guard_policy, null when a file is missing).
+def guard_data($named):
+	guard_policy($named.guard_rules | if . == null then {} else fromjson end;
+		$named.guard_policy | if . == null then {} else fromjson end);
+
+# --- Checking -----------------------------------------------------------------------
+#
+# $c is the checker: the policy ($c.data) and the project (see where); its
+# .here changes with each cd. A run is a simple command behind its wrappers:
+# {name ("" for redirections only), args, command, code (the shell code it
+# runs: sh -c CODE, eval ..., a here-document), execs (find's -exec ... ;)}.
+
+def has_class($c; $classes):
+	. as $word
+	| any($classes[]; . == "secret")
+		and (secret_forms | any(.[]; fits($c.data.secrets))
+			and (any(.[]; fits($c.data["not secrets"])) | not))
+	or any($classes[]; . == "device") and fits($c.data.devices)
+	or (where($c) as $class | any($classes[]; . == $class));
+
+# The options after which a shell or interpreter takes its code (-c).
+def code_options($data):
+	. as $name
+	| if $data.code | has($name) then $data.code[$name]
+	else first($data["code globs"][] | select(.names as $names | $name | fits($names)) | .options) // [] end;
+
+# The words before the first option (find's paths).
+def leading: first(range(length) as $i | select(.[$i] | is_option or . == "(" or . == "!") | .[:$i])
+	// .;
+
+# The shell code a run runs: sh -c CODE, eval ..., find -exec ... ;
+def find_code($data):
+	(if .name == "eval" then .code += [.args | join(" ")] else . end)
+	| (if .name | fits($data.shells) then
+		(.name | code_options($data)) as $options
+		| .args as $args
+		| (first(range(0; ($args | length) - 1) as $i
+			| select(any($options[]; . as $o | $args[$i] | option_matches($o)))
+			| if $args[$i + 1] == "--" and $i + 2 < ($args | length) then $args[$i + 2] # bash -c -- CODE
+			else $args[$i + 1] end)
+			// null) as $code
+		| if $code != null then .code += [$code]
+		elif .command.stdin != null and all($args[]; is_option) then .code += [.command.stdin] # bash <<EOF
+		else . end
+	else . end)
+	| if .name == "find" then
+		(.args | leading | if . == [] then ["."] else . end) as $paths
+		| .execs += [foreach (.args | range(length) as $i | [.[$i], .[$i + 1:]]) as [$arg, $rest]
+			({skip: 0};
+			if .skip > 0 then .skip -= 1 | .out = null
+			elif any("-exec", "-execdir", "-ok", "-okdir"; . == $arg) then
+				(first($rest | range(length) as $j | select(.[$j] == ";" or .[$j] == "+") | $j)
+					// ($rest | length)) as $stop
+				| .skip = $stop + 1
+				| $rest[:$stop] as $words
+				| ($words | index(["{}"])) as $first # the paths take the first {}'s place only
+				| .out = if $first == null then $words else $words[:$first] + $paths + $words[$first + 1:] end
+			else .out = null end;
+			.out | values)]
+	else . end;
+
+# The command that runs, behind keywords, assignments and wrappers.
+def unwrap($data; $command):
+	. as $words
+	| length as $n
+	| {i: 0, adds: false}
+	| until(.i >= $n or .done;
+		$words[.i] as $word
+		| if ($word | is_keyword or is_assignment) then .i += 1
+		else $data.wrappers[$word | basename] as $wrapper
+		| if $wrapper == null then .done = true
+		else
+			.i += 1
+			| ($wrapper["options with value"] // []) as $with_value
+			| until(.i >= $n or .stop or ($words[.i] | length <= 1 or .[0:1] != "-");
+				.i += 1
+				| $words[.i - 1] as $option
+				| if $option == "--" then .stop = true
+				elif any($with_value[]; . == $option) then .i += 1
+				else . end)
+			| del(.stop)
+			| if $wrapper.assignments then
+				until(.i >= $n or ($words[.i] | is_assignment | not); .i += 1)
+			else . end
+			| .i += ($wrapper.args // 0)
+			| .adds = (.adds or ($wrapper["adds args"] // false))
+		end end)
+	| {name: (if .i < $n then $words[.i] | basename else "" end),
+	   args: ($words[.i + 1:] + (if .adds then [substitution] else [] end)),
+	   command: $command, code: [], execs: []}
+	| find_code($data);
+
+# The rules whose command fits the name, or that name none, in order.
+def rules_for($data):
+	. as $name
+	| [$data.rules[($data.named[$name] // [])[]],
+	   ($data.unnamed[] | select(.command == null or (.["command patterns"] as $p | $name | fits($p))))]
+	| unique_by(.at);
+
+# Where the first word that is not an option stands (git's push, ...), or null.
+def subcommand($with_value):
+	. as $args
+	| {i: 0}
+	| until(.i >= ($args | length) or .found;
+		$args[.i] as $arg
+		| if any($with_value[]; . == $arg) then .i += 2
+		elif $arg | is_option then .i += 1
+		else .found = true end)
+	| if .found then .i else null end;
+
+# Options, positional words, and the values of --name=value options.
+def split_args($with_value):
+	. as $args
+	| {i: 0, options: [], positionals: [], values: []}
+	| until(.i >= ($args | length);
+		$args[.i] as $arg
+		| if $arg == "--" then
+			.options += [$arg] | .positionals += $args[.i + 1:] | .i = ($args | length)
+		elif $arg | is_option then
+			.options += [$arg]
+			| (if any($with_value[]; . == $arg) then .i += 1
+			elif ($arg | startswith("--")) and ($arg | index("=") != null) then
+				.values += [$arg | after("=")]
+			else . end)
+			| .i += 1
+		else .positionals += [$arg] | .i += 1 end);
+
+# The words a rule's "target" looks at, by its "targets".
+def pick_targets($rule; $split):
+	($rule.targets // "all") as $mode
+	| if $mode == "leading" then leading
+	elif $mode == "last" then $split.positionals[-1:]
+	elif $mode == "after first" then $split.positionals[1:]
+	elif $mode != "all" then [.[] | select(startswith($mode)) | .[$mode | length:]]
+	else $split.positionals + $split.values end
+	| if . == [] and ($rule | has("default target")) then [$rule["default target"]] else . end;
+
+# Whether the rule's subcommand, option, arg and target fields hold.
+def words_hold($c; $rule):
+	($c.data["option values"][.name] // []) as $with_value
+	| .args
+	| (if $rule | has("subcommand") then
+		subcommand($with_value) as $sub
+		| if $sub == null or (.[$sub] as $word | any($rule.subcommand[]; . == $word) | not) then null
+		else .[$sub + 1:] end
+	else . end)
+	| if . == null then false
+	else
+		.[($rule.skip // 0):]
+		| if ($rule | has("option") or has("not option") or has("arg") or has("target") | not) then true
+		else
+			split_args($with_value) as $split
+			| if ($rule | has("option")) and (any($split.options[]; . as $option
+				| any($rule.option[]; . as $wanted | $option | option_matches($wanted))) | not)
+			then false
+			elif ($rule | has("not option")) and any($split.options[]; . as $option
+				| any($rule["not option"][]; . as $wanted | $option | option_matches($wanted)))
+			then false
+			elif ($rule | has("arg")) and (any($split.positionals[]; fits($rule.fits.arg)) | not)
+			then false
+			elif $rule | has("target") then
+				any(pick_targets($rule; $split)[]; has_class($c; $rule.target))
+			else true end
+		end
+	end;
+
+# A function defined here, run twice in one pipeline: name() { name | name & }.
+def fork_bomb($runs; $functions):
+	.name as $name | .command.pipeline as $pipeline
+	| $functions[$name] and
+		([$runs[] | select(.name == $name and .command.pipeline == $pipeline)] | length > 1);
+
+# Whether an interpreter takes its program from its standard input.
+def reads_program($data):
+	(.name | code_options($data)) as $options
+	| if any(.args[] | select(is_option); . as $arg | any($options[]; . as $o | $arg | option_matches($o)))
+	then false
+	else [.args[] | select(is_option | not)] as $positionals
+	| ($positionals[0] // "-") as $first
+	| $first == "-" or $first == "/dev/stdin" or any(.args[]; . == "-s") end;
+
+# Whether a later command of the pipeline ($runs[$at:]) runs the program it reads.
+def piped_to($c; $runs; $at; $names):
+	.command.pipeline as $pipeline
+	| any($runs[$at + 1:][]; .command.pipeline == $pipeline and (.name | fits($names))
+		and reads_program($c.data));
+
+# Whether what the command reads (< FILE, or earlier in its pipeline) has a class.
+def input_has($c; $runs; $at; $classes):
+	.command.pipeline as $pipeline
+	| any($runs[:$at + 1] | to_entries[] | select(.value.command.pipeline == $pipeline);
+		.key != $at and any(.value.args[] | select(is_option | not); has_class($c; $classes))
+		or any(.value.command.redirects[]; .[0] == "<" and (.[1] | has_class($c; $classes))));
+
+# Whether every field of the rule holds for the run ($runs[$at]).
+def holds($c; $rule; $runs; $at; $functions):
+	(($rule["fork bomb"] | not) or fork_bomb($runs; $functions))
+	and (($rule | has("redirect") | not) or any(.command.redirects[] | select(.[0] == ">");
+		.[1] | has_class($c; $rule.redirect)))
+	and (($rule | has("exec") | not) or any(.execs[]; length > 0
+		and ((.[0] | basename) as $name | any($rule.exec[]; . == $name))))
+	and (($rule | has("runs output of") | not) or any(.command.subs[];
+		unwrap($c.data; {}) | .name | fits($rule.fits["runs output of"])))
+	and (($rule | has("piped to") | not) or piped_to($c; $runs; $at; $rule.fits["piped to"]))
+	and (($rule | has("input") | not) or input_has($c; $runs; $at; $rule.input))
+	and words_hold($c; $rule);
+
+# cd DIR moves where later relative paths point (null: not known).
+def follow_cd:
+	. as $c
+	| if any("cd", "pushd", "popd"; . == $c.run.name) then
+		([$c.run.args[] | select(is_option | not)]
+			| if . != [] and $c.run.name != "popd" then .[0] else "~" end) as $path
+		| if $path == "-" or ($path | index("$") != null or startswith("~")) then .here = null
+		elif $path | startswith("/") then .here = "/" + ($path | normal | join("/"))
+		elif .here != null then .here = "/" + (.here + "/" + $path | normal | join("/"))
+		else . end
+		| if .here != null and (.here | length) > max_path then .here = null else . end # cd a; cd a; ...
+	else . end;
+
+# The checker after a text, with .refusal set when it must be refused.
+def check_text($text; $depth):
+	# The checker after the run $runs[$at], with .refusal set when a rule holds.
+	def check_run($runs; $at; $functions; $depth):
+		.run = $runs[$at] | follow_cd
+		| . as $c
+		| (first($c.run.name | rules_for($c.data)[] as $rule
+			| $c.run | select(holds($c; $rule; $runs; $at; $functions))
+			| {rule: $rule.id, reason: ($rule.reason // ""), instead: ($rule.instead // "")}) // null)
+			as $refusal
+		| if $refusal != null then .refusal = $refusal
+		else
+			# echo 'CODE' | sh
+			(if ($c.run.name == "echo" or $c.run.name == "printf")
+				and ($c.run | piped_to($c; $runs; $at; $c.data.shells))
+			then $c.run | .code += [.args | join(" ")] else $c.run end) as $run
+			| .refusal = null | .next = 0
+			| until(.refusal != null or .next >= ($run.code | length);
+				.next as $k | check_text($run.code[$k]; $depth + 1) | .next = $k + 1)
+			| until(.refusal != null or .next >= ($run.code | length) + ($run.execs | length);
+				.next as $k
+				| [$run.execs[$k - ($run.code | length)] | unwrap($c.data; $run.command)] as $inner
+				| check_run($inner; 0; $functions; $depth + 1) | .next = $k + 1)
+			| del(.next)
+		end
+		| del(.run);
+
+	if $depth > max_depth then .refusal = too_deep
+	else
+		($text | parsed) as $parsed
+		| if $parsed.too_deep then .refusal = too_deep
+		else
+			.data as $data
+			| [$parsed.commands[] | . as $command | .words | unwrap($data; $command | del(.words))] as $runs
+			| .refusal = null | .at = 0
+			| until(.refusal != null or .at >= ($runs | length);
+				.at as $at | check_run($runs; $at; $parsed.functions; $depth) | .at = $at + 1)
+			| del(.at)
+		end
+	end;
+
+# Why the bash command . must be refused ({rule, reason, instead}), or null
+# to allow it. $data comes from guard_policy; $cwd is the project folder
+# (hello_ack's cwd): deletes inside it, and in the temp folders, are allowed.
+def check($data; $cwd):
+	split("\\\n") | join("") # bash joins continued lines
+	| . as $text
+	| if length > max_command then too_long
+	else
+		($cwd | if type == "string" and startswith("/") then . else "/.project" end | normal)
+			as $project
+		| {data: $data, project: $project, here: ("/" + ($project | join("/"))), temp: $data.temp}
+		| check_text($text; 0) | .refusal
+	end;
+
+# The guard's verdict on an event_intercept frame for a tool call, as the
+# text sent to zot ("" to allow it).
+def refusal($name; $data; $cwd):
+	if .tool_name == "bash" and (.tool_args | type) == "object"
+		and (.tool_args.command | type) == "string"
+	then
+		.tool_args.command | check($data; $cwd)
+		| if . == null then "" else "refused by \($name) (\(.rule)): \(.reason). Instead, \(.instead)." end
+	else "" end;
+
+# The rules for check from jq's named arguments (see guard_data), read once:
+# {data}, or {error} when they cannot be read (then every call is refused).
+def guard_setup:
+	[try {data: (if .intercept then guard_data(.) else {} end)} catch {error: .}] | .[0];
+
+# The guard's verdict on {frame, cwd}: an event_intercept frame and the
+# project folder; $guard comes from guard_setup.
+def guard_verdict($name; $guard):
+	if $guard.error then error($guard.error)
+	else .cwd as $cwd | .frame | refusal($name; $guard.data; $cwd) end;

@@ -5,8 +5,6 @@
 # before. Every record is a header line "KIND LENGTH..." and then its fields
 # back to back, LENGTH characters each (bytes when $config.chars is false),
 # for bash's read -N.
-include "guard";
-
 def shown: if type == "string" then . elif . == null then "None" else tojson end;
 
 # A bash variable cannot hold NUL.
@@ -44,7 +42,15 @@ def next_line:
 	 catch (if . == "No more inputs" or . == "break" then {eof: true} else {error: .} end)]
 	| .[0];
 
-def main(tool_args; $config):
+# The cwd a line sets when it is a hello_ack that has one, else $cwd.
+def host_cwd($cwd):
+	([try fromjson catch null] | .[0]) as $frame
+	| if ($frame | type) == "object" and $frame.type == "hello_ack" and ($frame | has("cwd"))
+	then $frame.cwd else $cwd end;
+
+# guard: the guard's verdict on {frame, cwd}, an event_intercept frame for
+# a tool call and the project folder: why to refuse the call, or "".
+def main(tool_args; guard; $config):
 	def record($kind; $fields):
 		($fields | map(tostring | without_nul)) as $fields
 		| $kind + ($fields | map(" \(if $config.chars then length else utf8bytelength end)") | add // "")
@@ -99,12 +105,12 @@ def main(tool_args; $config):
 			end
 		end;
 
-	def on_intercept:
+	# $cwd: the project folder, from hello_ack.
+	def on_intercept($cwd):
 		if .event != "tool_call" or ($config.intercept | not) then
 			{type: "event_intercept_response", id, block: false} | send
 		else
-			([try {reason: (refusal($config.name; $config.dangerous; $config.max_command) // "")}
-			  catch {failed: shown}] | .[0]) as $verdict
+			([try {reason: ({frame: ., cwd: $cwd} | guard)} catch {failed: shown}] | .[0]) as $verdict
 			| if $verdict.failed then
 				# A guard that fails refuses rather than letting the call through.
 				log("event_intercept handler failed: \($verdict.failed)"),
@@ -127,7 +133,7 @@ def main(tool_args; $config):
 		if (.id | type) == "string" then handler
 		else log("skipped a \(.type) frame without an id") end;
 
-	def on_frame:
+	def on_frame($cwd):
 		.type as $type
 		| if $type == "hello_ack" then
 			record("hello_ack"; [
@@ -135,7 +141,7 @@ def main(tool_args; $config):
 				(.cwd | strings // "")])
 		elif $type == "command_invoked" then with_id(on_command)
 		elif $type == "tool_call" then with_id(on_tool_call)
-		elif $type == "event_intercept" then with_id(on_intercept)
+		elif $type == "event_intercept" then with_id(on_intercept($cwd))
 		elif $type == "event" then on_event
 		else log("ignored a frame of type \($type | shown)") end;
 
@@ -152,7 +158,7 @@ def main(tool_args; $config):
 			($fields | failure("the request is nested too deeply to read"))
 		else log("skipped a line nested too deeply: \($line[:80] | tojson)") end;
 
-	def on_line:
+	def on_line($cwd):
 		. as $line
 		| ([try {frame: fromjson} catch {error: .}] | .[0]) as $parsed
 		# jq 1.6 refuses a lone \ud800..\udbff escape, which zot passes on: read
@@ -169,15 +175,22 @@ def main(tool_args; $config):
 		elif $parsed.frame.type == "shutdown" then record("shutdown"; [])
 		else
 			$parsed.frame
-			| [try on_frame catch (shown as $error | log("a frame failed: \($error)"), failure($error))]
+			| [try on_frame($cwd) catch (shown as $error | log("a frame failed: \($error)"), failure($error))]
 			| .[]
 		end;
 
-	# One record after another until the end of input, or shutdown.
+	# One record after another until the end of input, or shutdown; each
+	# hello_ack may set the project folder.
 	label $done
-	| {line: $config.first}, ({} | recurse(next_line; .eof | not))
+	| foreach ({line: $config.first}, ({} | recurse(next_line; .eof | not))) as $item ({};
+		if $item.line | type == "string" and index("hello_ack") != null then
+			.cwd as $cwd | .cwd = ($item.line | host_cwd($cwd))
+		else . end
+		| .item = $item)
+	| .cwd as $cwd
+	| .item
 	| if .error then log("skipped a line: \(.error)")
 	elif has("line") then
-		.line | tostring | select(test("\\S")) | on_line
+		.line | tostring | select(test("\\S")) | on_line($cwd)
 		| ., if startswith("shutdown") then break $done else empty end
 	else empty end;
