@@ -108,6 +108,9 @@ SLOW_COMMANDS = {
     "one long pipeline": "curl x | " * (MAX_COMMAND // 9),
     "many sends": "nc x < y; " * (MAX_COMMAND // 10),
     "arrays": "a=(" * (MAX_COMMAND // 3),
+    # and a path for the * patterns of the secret and device classes
+    "a path of near misses": "cat " + "/." * (MAX_COMMAND // 2 - 3),
+    "a long device name": "cp x /dev/sd" + "a" * (MAX_COMMAND - 13),
 }
 
 
