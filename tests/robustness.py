@@ -100,7 +100,8 @@ def refusals(ext: ExtensionProcess, commands: list[str], prefix: str = "g") -> l
         frame = {"type": "event_intercept", "id": rid, "event": "tool_call"}
         frame.update(tool_id="toolu_1", tool_name="bash", tool_args={"command": command})
         lines.append(line(frame))
-    answers = [pipeline(ext, lines, expect)[f"{prefix}{i}"] for i in range(len(commands))]
+    answered = pipeline(ext, lines, expect)
+    answers = [answered[f"{prefix}{i}"] for i in range(len(commands))]
     return [rule_of(a.get("reason", "")) if a["block"] else None for a in answers]
 
 
