@@ -63,6 +63,9 @@ WRAPPERS = [
     lambda c: "cd /tmp && " + c,
     lambda c: "cd .. && " + c,
     lambda c: "cd ~; " + c,
+    lambda c: "(cd /tmp); " + c,
+    lambda c: "bash -c 'cd /'; " + c,
+    lambda c: "cd /tmp | cat; " + c,
     lambda c: c + " # a note",
     lambda c: "# " + c,
 ]
