@@ -1,5 +1,6 @@
 """The shell flavour: its own files, jq 1.6 and the newest jq, and the update
-from 0.2.0 (one main.sh) into main.sh + zot_runtime.sh + jq/ + guard.sh.
+from 0.2.0 (one main.sh) into main.sh + zot_runtime.sh + jq/; the guard
+engine in jq/guard.jq, judged against guard.py.
 
 The newest jq is built from source once per machine into .cache/ (PyPI's
 `jq` package ships jq's source in its sdist), so a fresh CI machine needs
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import random
+import runpy
 import shutil
 import subprocess
 import sys
@@ -19,9 +22,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, GUARD_CASES, ROOT, render, run
+from conftest import CAPABILITIES, GUARD_ALLOWED, GUARD_CWD, GUARD_REFUSED, ROOT, render, run
 from host import ExtensionProcess
-from robustness import TOOL, hostile_session, line, pipeline, verdicts
+from robustness import TOOL, hostile_session, line, pipeline, refusals
 from test_update import edit
 
 JQ_VERSION = "1.8.2"
@@ -95,13 +98,93 @@ def test_build_unit_tests_and_smoke_test_pass(project, jq_env):
     assert "all passed" in run(["./test_main.sh"], project, env=jq_env).stdout
 
 
-def test_hostile_input_and_every_guard_verdict(project, jq_env, tmp_path):
+# What the mutations below put into commands: blanks and characters bash and
+# regex engines read differently, wrappers, nesting, separators.
+ODD = ["\v", "\f", "\r", "\x85", "\xa0", "\u2028", "\u3000", "\ufeff", "é", "ß", "😀"]
+JOINERS = [" ", "  ", "\t", "", "\n", ";", " | ", " && ", " || ", " & ", "\\\n", *ODD]
+WRAPPERS = [
+    "sudo ",
+    "sudo -u root ",
+    "env X=1 ",
+    "nohup ",
+    "timeout 5 ",
+    "xargs ",
+    "command ",
+    "exec ",
+]
+PLACES = ["/", "..", "/tmp", "~", "-", "sub", "$X", "/home/user", GUARD_CWD + "/a"]
+
+
+def inserted(rnd: random.Random, command: str) -> str:
+    """The command with one character of shell syntax put in somewhere."""
+    i = rnd.randrange(len(command) + 1)
+    return command[:i] + rnd.choice("\"'\\$`(){};|&<># ") + command[i:]
+
+
+def mutated(rnd: random.Random, cases: list[str], count: int) -> list[str]:
+    """Commands made from the table's cases, one to three changes each."""
+    changes = [
+        lambda c: rnd.choice(WRAPPERS) + c,
+        lambda c: f"bash -c '{c}'" if "'" not in c else f'sh -c "{c}"',
+        lambda c: f"$({c})" if rnd.random() < 0.5 else f"`{c}`",
+        lambda c: f"( {c} )",
+        lambda c: f"eval '{c}'" if "'" not in c else f"bash <<EOF\n{c}\nEOF\n",
+        lambda c: "".join(p + rnd.choice(JOINERS[:4] + ODD) for p in c.split(" ")),
+        lambda c: f"cd {rnd.choice(PLACES)} && {c}",
+        lambda c: f"echo x{rnd.choice(JOINERS)}{c}{rnd.choice(JOINERS)}ls",
+        lambda c: f"find {rnd.choice(['.', '/', 'build'])} -exec {c} \\;",
+        lambda c: inserted(rnd, c),
+        lambda c: f"{c}{rnd.choice(JOINERS)}{rnd.choice(cases)}",
+    ]
+    out = []
+    for _ in range(count):
+        command = rnd.choice(cases)
+        for _ in range(rnd.randint(1, 3)):
+            command = rnd.choice(changes)(command)
+        out.append(command)
+    return out
+
+
+@pytest.fixture(scope="module")
+def guard_check(projects):
+    """guard.py's check, the reference for every flavour."""
+    return runpy.run_path(str(projects.get("python", ["guard"]) / "guard.py"))["check"]
+
+
+def test_hostile_input_and_every_guard_verdict(project, jq_env, tmp_path, guard_check):
+    """The table's cases and 600 mutations of them: guard.py's rule for each."""
+    cases = [*GUARD_REFUSED, *GUARD_ALLOWED]
+    commands = cases + mutated(random.Random(7), cases, 600)
+    want = [getattr(guard_check(command, GUARD_CWD), "rule", None) for command in commands]
     with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
-        ext.handshake()
+        ext.handshake(cwd=GUARD_CWD)
         hostile_session(ext)
-        commands = GUARD_CASES["refused"] + GUARD_CASES["allowed"]
-        want = [True] * len(GUARD_CASES["refused"]) + [False] * len(GUARD_CASES["allowed"])
-        assert verdicts(ext, commands) == want
+        got = refusals(ext, commands)
+        assert ext.shutdown() == 0
+    wrong = [(c, g, w) for c, g, w in zip(commands, got, want, strict=True) if g != w]
+    assert not wrong, wrong[:10]
+    assert sum(w is not None for w in want) > 300  # both verdicts are well represented
+
+
+def test_a_4_kib_command_is_judged_at_once(project, jq_env, tmp_path):
+    """Realistic and dense 4 KiB commands, each judged well within zot's time."""
+    realistic = " && ".join(
+        f"cd src/m{i} && npm run build -- --prod | tee -a build.log; git add -A && "
+        f'git commit -m "step {i}: update the module files and fix the tests" && ls > o{i}.txt'
+        for i in range(40)
+    )[:4096]
+    dense = "; ".join(
+        f'rm -rf ./build/x{i} && echo "step {i} done" | tee -a log.txt' for i in range(200)
+    )[:4096]
+    with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
+        ext.handshake(cwd=GUARD_CWD)
+        for command in (realistic, dense):
+            times = []
+            for _ in range(5):
+                started = time.monotonic()
+                assert ext.intercept("bash", {"command": command})["block"] is False
+                times.append(time.monotonic() - started)
+            assert sorted(times)[2] < 1.0, times
         assert ext.shutdown() == 0
 
 
@@ -142,13 +225,13 @@ def test_an_intercept_is_answered_at_once_while_tools_run(project, jq_env, tmp_p
 
 
 def test_runtime_files_are_the_templates_and_lint_clean(tmp_path):
-    """zot_runtime.sh and jq/ are the same in every project; guard.sh comes with guard."""
+    """zot_runtime.sh and jq/ are the same in every project; the guard's rules come with guard."""
     one = render(tmp_path / "one", language="shell", capabilities=["tools"])
     two = render(tmp_path / "two", language="shell", capabilities=CAPABILITIES, name="other")
     for name in RUNTIME:
         assert (one / name).read_bytes() == (two / name).read_bytes(), name
-    assert not (one / "guard.sh").exists() and (two / "guard.sh").is_file()
-    scripts = ["zot_runtime.sh", "guard.sh", "test_main.sh", "main.sh"]
+    assert not (one / "guard-rules.json").exists() and (two / "guard-rules.json").is_file()
+    scripts = ["zot_runtime.sh", "test_main.sh", "main.sh"]
     for check in (
         [f"{BIN}/shellcheck", *scripts],
         [shutil.which("shfmt") or "shfmt", "-d", *scripts],

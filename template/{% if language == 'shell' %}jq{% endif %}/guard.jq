@@ -24,10 +24,14 @@ def too_deep:
 	{rule: "too-deep", reason: "code nested more than \(max_depth) levels deep, too deep to check",
 	 instead: "write the script to a file and run that"};
 
+# any and all, quicker in jq 1.6.
+def some(generator; condition): isempty(first(generator | select(condition))) | not;
+def every(generator; condition): isempty(first(generator | select(condition | not)));
+
 # --- Words --------------------------------------------------------------------
 
-def is_blank: .[0:1] | . == " " or . == "\t";
-def is_number: length > 0 and (explode | all(. >= 48 and . <= 57));
+def is_blank: startswith(" ") or startswith("\t");
+def is_number: length > 0 and (explode | every(.[]; . >= 48 and . <= 57));
 # -x, -xyz, --long (not -, --, or -1, which is a number).
 def is_option:
 	length > 1 and .[0:1] == "-" and (.[1:2] | . < "0" or . > "9") and . != "--";
@@ -39,8 +43,8 @@ def after($sep): split($sep) | .[1:] | join($sep);
 def is_assignment:
 	index("=") != null and test("\\A[A-Za-z_][A-Za-z0-9_]*(\\[[^\\]]*\\])?\\+?=");
 def is_keyword:
-	. as $w | any("if", "then", "elif", "else", "fi", "do", "done", "while", "until", "!",
-		"{", "}", "esac", "coproc"; . == $w);
+	{"if": 1, "then": 1, "elif": 1, "else": 1, "fi": 1, "do": 1, "done": 1, "while": 1, "until": 1,
+	 "!": 1, "{": 1, "}": 1, "esac": 1, "coproc": 1}[.] != null;
 
 # Whether . fits the glob $pieces (a pattern split at its *s).
 def glob_fits($pieces):
@@ -58,7 +62,7 @@ def patterns:
 	 globs: map(select(type == "string" and index("*") != null) | split("*"))};
 
 # Whether . fits one of the patterns ($p from patterns), * standing for any text.
-def fits($p): . as $w | $p.exact[$w] or any($p.globs[]; . as $g | $w | glob_fits($g));
+def fits($p): . as $w | $p.exact[$w] or some($p.globs[]; . as $g | $w | glob_fits($g));
 
 # -f matches any cluster with an f (-rf); longer names match whole (=value aside).
 def option_matches($wanted):
@@ -86,7 +90,10 @@ def tokens: [match("[^ \\t\\n'\"\\\\$`()|&;<>]+|[ \\t]+|[\\s\\S]"; "g").string];
 
 def ends_word: . == "\n" or . == ";" or . == "&" or . == "|" or . == "(" or . == ")"
 	or . == "<" or . == ">";
-def syntax: .[0:1] as $c | " \t\n'\"\\$`()|&;<>#" | index($c) != null;
+def syntax:
+	if length > 1 then startswith("#") or is_blank
+	else {" ": 1, "\t": 1, "\n": 1, "'": 1, "\"": 1, "\\": 1, "$": 1, "`": 1, "(": 1, ")": 1, "|": 1,
+		"&": 1, ";": 1, "<": 1, ">": 1, "#": 1}[.] != null end;
 
 def peek: .t[.i] // "";
 def skip_blanks: until(.i >= .n or (.t[.i] | is_blank | not); setpath(["i"]; .i + 1));
@@ -135,7 +142,7 @@ def parse($stop):
 		else
 			(if $token == "\\" then
 				peek as $following
-				| if any("$", "`", "\"", "\\"; . == $following) then setpath(["i"]; .i + 1) | setpath(["p"]; .p + [$following])
+				| if $following == "$" or $following == "`" or $following == "\"" or $following == "\\" then setpath(["i"]; .i + 1) | setpath(["p"]; .p + [$following])
 				else setpath(["p"]; .p + ["\\"]) end
 			elif $token == "$" then dollar
 			elif $token == "`" then parse("`") | setpath(["s"]; .s + .ret) | setpath(["p"]; .p + [substitution])
@@ -188,8 +195,8 @@ def parse($stop):
 				| if .cmds[.cur].stdin == null then .cmds[.cur].stdin = .ret else . end
 			else
 				(peek | startswith("-")) as $strip # <<-: leading tabs stripped
-				| (if $strip then
-					if .t[.i] == "-" then error("string index out of range") else .t[.i] |= .[1:] end
+				| (if peek == "-" then setpath(["i"]; .i + 1) # <<- EOF
+				elif $strip then .t[.i] |= .[1:] # <<-EOF
 				else . end)
 				| target($stop)
 				| setpath(["heredocs"]; .heredocs + [[.cur, .ret, $strip]])
@@ -232,7 +239,11 @@ def parse($stop):
 		def words:
 			if .i >= .n then .
 			else .t[.i] as $token
-			| if $token == $stop or any(";", "\n", "|", ")"; . == $token) then .
+			| if ($token | syntax | not) and ends_after($token; $stop) and $token != "function" then
+				# a plain word: the usual case, taken whole
+				setpath(["i"]; .i + 1) | setpath(["w"]; .w + [$token]) | words
+			elif $token == $stop or $token == ";" or $token == "\n" or $token == "|" or $token == ")"
+			then .
 			elif $token == "&" then
 				if .t[.i + 1] == ">" then # &> and &>>: both outputs into a file
 					setpath(["i"]; .i + 2) | (if peek == ">" then setpath(["i"]; .i + 1) else . end)
@@ -261,7 +272,8 @@ def parse($stop):
 			end end;
 		{cur, w, r, s} as $outer
 		| setpath(["cur"]; (.cmds | length))
-		| setpath(["cmds"]; .cmds + [{stdin: null}])
+		# nested: inside ( ), $( ), `` or <( ), where a cd does not last
+		| setpath(["cmds"]; .cmds + [{stdin: null, nested: (.depth > 1)}])
 		| setpath(["w"]; []) | setpath(["r"]; []) | setpath(["s"]; [])
 		| .pipe as $pipeline
 		| words
@@ -279,7 +291,7 @@ def parse($stop):
 				| if peek == "|" then setpath(["i"]; .i + 1) | new_pipeline
 				elif peek == "&" then setpath(["i"]; .i + 1)
 				else . end
-			elif any(";", "&", "\n", ")"; . == $token) then
+			elif $token == ";" or $token == "&" or $token == "\n" or $token == ")" then
 				setpath(["i"]; .i + 1) | new_pipeline | if $token == "\n" then read_heredocs else . end
 			elif $token | is_blank then setpath(["i"]; .i + 1)
 			else simple_command($stop) end)
@@ -302,7 +314,7 @@ def parsed:
 	| parse("")
 	| .cmds as $cmds
 	| {too_deep, functions,
-	   commands: [.order[] | $cmds[.] | .subs |= map($cmds[.].words)]};
+	   commands: [.order[] | $cmds[.] | if .subs == [] then . else setpath(["subs"]; [$cmds[.subs[]].words]) end]};
 
 # --- Where a path points -------------------------------------------------------------
 
@@ -312,11 +324,11 @@ def normal:
 		if $part == ".." then .[:-1] else . + [$part] end);
 
 def climbs_out:
-	any(foreach (split("/")[] | select(. != "" and . != ".")) as $part (0;
+	some(foreach (split("/")[] | select(. != "" and . != ".")) as $part (0;
 		if $part == ".." then . - 1 else . + 1 end); . < 0);
 
 def is_wildcard:
-	index("*") != null and (explode | until(.[0] != 46; .[1:]) | all(. == 42 or . == 63));
+	index("*") != null and (explode | until(.[0] != 46; .[1:]) | every(.[]; . == 42 or . == 63));
 
 # The class of a path: inside, temp, remote, or one of the unsafe ones. $c
 # holds here (where relative paths start, null: not known), project (the
@@ -348,7 +360,7 @@ def where($c):
 				elif $relative and $c.here == "/" + ($c.project | join("/")) then
 					"parent" # climbed out of the project
 				elif ($parts | length) == 1 then "system"
-				elif any($c.temp[]; . as $top
+				elif some($c.temp[]; . as $top
 					| $parts[:$top | length] == $top and ($parts | length) > ($top | length))
 				then "temp"
 				else "outside" end
@@ -367,6 +379,13 @@ def secret_forms:
 		else . end);
 
 # --- The rules ---------------------------------------------------------------------
+
+# The rules whose command fits the name, or that name none, in order.
+def all_rules_for($data):
+	. as $name
+	| [$data.rules[($data.named[$name] // [])[]],
+	   ($data.unnamed[] | select(.command == null or (.["command patterns"] as $p | $name | fits($p))))]
+	| unique_by(.at);
 
 # guard-rules.json ($rules) with guard-policy.json's changes ($policy), both
 # objects, made ready for check: every @name in a rule's lists expanded, and
@@ -396,16 +415,24 @@ def guard_policy($rules; $policy):
 	   wrappers: ($data.wrappers // {}),
 	   code: $code,
 	   "code globs": [$code | to_entries[] | select(.key | index("*") != null)
-		| {names: (.key | split("|") | patterns), options: .value}],
+		| {parts: (.key | split("*")), options: .value}],
 	   shells: (($data.shells // []) | patterns),
 	   "option values": ($data["option values"] // {}),
 	   temp: [($classes.temp // [])[] | normal],
 	   devices: (($classes.device // []) | patterns),
 	   secrets: (($classes.secret // []) | patterns),
 	   "not secrets": (($classes["not secret"] // []) | patterns)}
-	| .named = (reduce .rules[] as $rule ({};
-		reduce ($rule["command patterns"].exact // {} | keys[]) as $name (.; .[$name] += [$rule.at])))
-	| .unnamed = [.rules[] | select(.command == null or (.["command patterns"].globs != []))];
+	| setpath(["named"]; (reduce .rules[] as $rule ({};
+		reduce ($rule["command patterns"].exact // {} | keys[]) as $name (.; .[$name] += [$rule.at]))))
+	| setpath(["unnamed"]; [.rules[] | select(.command == null or (.["command patterns"].globs != []))])
+	| . as $data
+	| setpath(["by name"]; .named | with_entries(.key as $name | .value = ($name | all_rules_for($data))));
+
+# The rules for the command name ., in order.
+def rules_for($data):
+	. as $name
+	| $data["by name"][$name]
+	// [$data.unnamed[] | select(.command == null or (.["command patterns"] as $p | $name | fits($p)))];
 
 # The rules for check from the text of guard-rules.json and guard-policy.json
 # ($named.guard_rules and $named.guard_policy, null when a file is missing).
@@ -422,17 +449,17 @@ def guard_data($named):
 
 def has_class($c; $classes):
 	. as $word
-	| any($classes[]; . == "secret")
-		and (secret_forms | any(.[]; fits($c.data.secrets))
-			and (any(.[]; fits($c.data["not secrets"])) | not))
-	or any($classes[]; . == "device") and fits($c.data.devices)
-	or (where($c) as $class | any($classes[]; . == $class));
+	| some($classes[]; . == "secret")
+		and (secret_forms | some(.[]; fits($c.data.secrets))
+			and (some(.[]; fits($c.data["not secrets"])) | not))
+	or some($classes[]; . == "device") and fits($c.data.devices)
+	or (where($c) as $class | some($classes[]; . == $class));
 
 # The options after which a shell or interpreter takes its code (-c).
 def code_options($data):
 	. as $name
 	| if $data.code | has($name) then $data.code[$name]
-	else first($data["code globs"][] | select(.names as $names | $name | fits($names)) | .options) // [] end;
+	else first($data["code globs"][] | select(.parts as $parts | $name | glob_fits($parts)) | .options) // [] end;
 
 # The words before the first option (find's paths).
 def leading: first(range(length) as $i | select(.[$i] | is_option or . == "(" or . == "!") | .[:$i])
@@ -440,25 +467,25 @@ def leading: first(range(length) as $i | select(.[$i] | is_option or . == "(" or
 
 # The shell code a run runs: sh -c CODE, eval ..., find -exec ... ;
 def find_code($data):
-	(if .name == "eval" then .code += [.args | join(" ")] else . end)
+	(if .name == "eval" then setpath(["code"]; .code + ([.args | join(" ")])) else . end)
 	| (if .name | fits($data.shells) then
 		(.name | code_options($data)) as $options
 		| .args as $args
 		| (first(range(0; ($args | length) - 1) as $i
-			| select(any($options[]; . as $o | $args[$i] | option_matches($o)))
+			| select(some($options[]; . as $o | $args[$i] | option_matches($o)))
 			| if $args[$i + 1] == "--" and $i + 2 < ($args | length) then $args[$i + 2] # bash -c -- CODE
 			else $args[$i + 1] end)
 			// null) as $code
-		| if $code != null then .code += [$code]
-		elif .command.stdin != null and all($args[]; is_option) then .code += [.command.stdin] # bash <<EOF
+		| if $code != null then setpath(["code"]; .code + [$code])
+		elif .command.stdin != null and every($args[]; is_option) then setpath(["code"]; .code + [.command.stdin]) # bash <<EOF
 		else . end
 	else . end)
 	| if .name == "find" then
 		(.args | leading | if . == [] then ["."] else . end) as $paths
-		| .execs += [foreach (.args | range(length) as $i | [.[$i], .[$i + 1:]]) as [$arg, $rest]
+		| setpath(["execs"]; .execs + ([foreach (.args | range(length) as $i | [.[$i], .[$i + 1:]]) as [$arg, $rest]
 			({skip: 0};
 			if .skip > 0 then .skip -= 1 | .out = null
-			elif any("-exec", "-execdir", "-ok", "-okdir"; . == $arg) then
+			elif $arg == "-exec" or $arg == "-execdir" or $arg == "-ok" or $arg == "-okdir" then
 				(first($rest | range(length) as $j | select(.[$j] == ";" or .[$j] == "+") | $j)
 					// ($rest | length)) as $stop
 				| .skip = $stop + 1
@@ -466,57 +493,60 @@ def find_code($data):
 				| ($words | index(["{}"])) as $first # the paths take the first {}'s place only
 				| .out = if $first == null then $words else $words[:$first] + $paths + $words[$first + 1:] end
 			else .out = null end;
-			.out | values)]
+			.out | values)]))
 	else . end;
 
 # The command that runs, behind keywords, assignments and wrappers.
 def unwrap($data; $command):
 	. as $words
 	| length as $n
-	| {i: 0, adds: false}
+	| if $n > 0 and ($words[0] | is_keyword or index("=") != null or $data.wrappers[basename] != null
+		| not)
+	then # the usual case: no wrapper
+		{name: ($words[0] | basename), args: $words[1:], command: $command, code: [], execs: []}
+		| find_code($data)
+	else
+	{i: 0, adds: false}
 	| until(.i >= $n or .done;
 		$words[.i] as $word
-		| if ($word | is_keyword or is_assignment) then .i += 1
+		| if ($word | is_keyword or is_assignment) then setpath(["i"]; .i + 1)
 		else $data.wrappers[$word | basename] as $wrapper
-		| if $wrapper == null then .done = true
+		| if $wrapper == null then setpath(["done"]; true)
 		else
-			.i += 1
+			setpath(["i"]; .i + 1)
 			| ($wrapper["options with value"] // []) as $with_value
 			| until(.i >= $n or .stop or ($words[.i] | length <= 1 or .[0:1] != "-");
-				.i += 1
+				setpath(["i"]; .i + 1)
 				| $words[.i - 1] as $option
-				| if $option == "--" then .stop = true
-				elif any($with_value[]; . == $option) then .i += 1
+				| if $option == "--" then setpath(["stop"]; true)
+				elif some($with_value[]; . == $option) then setpath(["i"]; .i + 1)
 				else . end)
 			| del(.stop)
 			| if $wrapper.assignments then
-				until(.i >= $n or ($words[.i] | is_assignment | not); .i += 1)
+				until(.i >= $n or ($words[.i] | is_assignment | not); setpath(["i"]; .i + 1))
 			else . end
-			| .i += ($wrapper.args // 0)
-			| .adds = (.adds or ($wrapper["adds args"] // false))
+			| setpath(["i"]; .i + ($wrapper.args // 0))
+			| setpath(["adds"]; (.adds or ($wrapper["adds args"] // false)))
 		end end)
 	| {name: (if .i < $n then $words[.i] | basename else "" end),
 	   args: ($words[.i + 1:] + (if .adds then [substitution] else [] end)),
 	   command: $command, code: [], execs: []}
-	| find_code($data);
-
-# The rules whose command fits the name, or that name none, in order.
-def rules_for($data):
-	. as $name
-	| [$data.rules[($data.named[$name] // [])[]],
-	   ($data.unnamed[] | select(.command == null or (.["command patterns"] as $p | $name | fits($p))))]
-	| unique_by(.at);
+	| find_code($data)
+	end;
 
 # Where the first word that is not an option stands (git's push, ...), or null.
 def subcommand($with_value):
 	. as $args
-	| {i: 0}
+	| if length > 0 and (.[0] | is_option | not) and (some($with_value[]; . == $args[0]) | not)
+	then 0 # the usual case
+	else {i: 0}
 	| until(.i >= ($args | length) or .found;
 		$args[.i] as $arg
-		| if any($with_value[]; . == $arg) then .i += 2
-		elif $arg | is_option then .i += 1
-		else .found = true end)
-	| if .found then .i else null end;
+		| if some($with_value[]; . == $arg) then setpath(["i"]; .i + 2)
+		elif $arg | is_option then setpath(["i"]; .i + 1)
+		else setpath(["found"]; true) end)
+	| if .found then .i else null end
+	end;
 
 # Options, positional words, and the values of --name=value options.
 def split_args($with_value):
@@ -525,15 +555,15 @@ def split_args($with_value):
 	| until(.i >= ($args | length);
 		$args[.i] as $arg
 		| if $arg == "--" then
-			.options += [$arg] | .positionals += $args[.i + 1:] | .i = ($args | length)
+			setpath(["options"]; .options + [$arg]) | setpath(["positionals"]; .positionals + ($args[.i + 1:])) | setpath(["i"]; ($args | length))
 		elif $arg | is_option then
-			.options += [$arg]
-			| (if any($with_value[]; . == $arg) then .i += 1
+			setpath(["options"]; .options + [$arg])
+			| (if some($with_value[]; . == $arg) then setpath(["i"]; .i + 1)
 			elif ($arg | startswith("--")) and ($arg | index("=") != null) then
-				.values += [$arg | after("=")]
+				setpath(["values"]; .values + ([$arg | after("=")]))
 			else . end)
-			| .i += 1
-		else .positionals += [$arg] | .i += 1 end);
+			| setpath(["i"]; .i + 1)
+		else setpath(["positionals"]; .positionals + [$arg]) | setpath(["i"]; .i + 1) end);
 
 # The words a rule's "target" looks at, by its "targets".
 def pick_targets($rule; $split):
@@ -545,33 +575,45 @@ def pick_targets($rule; $split):
 	else $split.positionals + $split.values end
 	| if . == [] and ($rule | has("default target")) then [$rule["default target"]] else . end;
 
-# Whether the rule's subcommand, option, arg and target fields hold.
-def words_hold($c; $rule):
+# What the rules' word fields look at, worked out once per run: where the
+# subcommand stands (or null), and the split of the words after it and of
+# all the words.
+def word_memo($c):
 	($c.data["option values"][.name] // []) as $with_value
-	| .args
-	| (if $rule | has("subcommand") then
-		subcommand($with_value) as $sub
-		| if $sub == null or (.[$sub] as $word | any($rule.subcommand[]; . == $word) | not) then null
-		else .[$sub + 1:] end
-	else . end)
+	| (.args | subcommand($with_value)) as $sub
+	| {sub: $sub, all: (.args | split_args($with_value)),
+	   after: (if $sub == null then null else .args[$sub + 1:] | split_args($with_value) end)};
+
+def has_word_fields:
+	has("subcommand") or has("option") or has("not option") or has("arg") or has("target");
+
+# Whether the rule's subcommand, option, arg and target fields hold ($memo
+# from word_memo).
+def words_hold($c; $rule; $memo):
+	(if $rule | has("subcommand") then
+		if $memo.sub == null or (.args[$memo.sub] as $word | some($rule.subcommand[]; . == $word) | not)
+		then null
+		else {args: .args[$memo.sub + 1:], split: $memo.after} end
+	else {args: .args, split: $memo.all} end)
 	| if . == null then false
+	elif ($rule | has("option") or has("not option") or has("arg") or has("target") | not) then true
 	else
-		.[($rule.skip // 0):]
-		| if ($rule | has("option") or has("not option") or has("arg") or has("target") | not) then true
-		else
-			split_args($with_value) as $split
-			| if ($rule | has("option")) and (any($split.options[]; . as $option
-				| any($rule.option[]; . as $wanted | $option | option_matches($wanted))) | not)
-			then false
-			elif ($rule | has("not option")) and any($split.options[]; . as $option
-				| any($rule["not option"][]; . as $wanted | $option | option_matches($wanted)))
-			then false
-			elif ($rule | has("arg")) and (any($split.positionals[]; fits($rule.fits.arg)) | not)
-			then false
-			elif $rule | has("target") then
-				any(pick_targets($rule; $split)[]; has_class($c; $rule.target))
-			else true end
-		end
+		(if ($rule.skip // 0) == 0 then .
+		else .args[$rule.skip:] | {args: ., split: split_args($c.data["option values"][$c.run.name] // [])}
+		end)
+		| .split as $split
+		| .args
+		| if ($rule | has("option")) and (some($split.options[]; . as $option
+			| some($rule.option[]; . as $wanted | $option | option_matches($wanted))) | not)
+		then false
+		elif ($rule | has("not option")) and some($split.options[]; . as $option
+			| some($rule["not option"][]; . as $wanted | $option | option_matches($wanted)))
+		then false
+		elif ($rule | has("arg")) and (some($split.positionals[]; fits($rule.fits.arg)) | not)
+		then false
+		elif $rule | has("target") then
+			some(pick_targets($rule; $split)[]; has_class($c; $rule.target))
+		else true end
 	end;
 
 # A function defined here, run twice in one pipeline: name() { name | name & }.
@@ -583,89 +625,99 @@ def fork_bomb($runs; $functions):
 # Whether an interpreter takes its program from its standard input.
 def reads_program($data):
 	(.name | code_options($data)) as $options
-	| if any(.args[] | select(is_option); . as $arg | any($options[]; . as $o | $arg | option_matches($o)))
+	| if some(.args[] | select(is_option); . as $arg | some($options[]; . as $o | $arg | option_matches($o)))
 	then false
 	else [.args[] | select(is_option | not)] as $positionals
 	| ($positionals[0] // "-") as $first
-	| $first == "-" or $first == "/dev/stdin" or any(.args[]; . == "-s") end;
+	| $first == "-" or $first == "/dev/stdin" or some(.args[]; . == "-s") end;
 
 # Whether a later command of the pipeline ($runs[$at:]) runs the program it reads.
 def piped_to($c; $runs; $at; $names):
 	.command.pipeline as $pipeline
-	| any($runs[$at + 1:][]; .command.pipeline == $pipeline and (.name | fits($names))
+	| some($runs[$at + 1:][]; .command.pipeline == $pipeline and (.name | fits($names))
 		and reads_program($c.data));
 
 # Whether what the command reads (< FILE, or earlier in its pipeline) has a class.
 def input_has($c; $runs; $at; $classes):
 	.command.pipeline as $pipeline
-	| any($runs[:$at + 1] | to_entries[] | select(.value.command.pipeline == $pipeline);
-		.key != $at and any(.value.args[] | select(is_option | not); has_class($c; $classes))
-		or any(.value.command.redirects[]; .[0] == "<" and (.[1] | has_class($c; $classes))));
+	| some($runs[:$at + 1] | to_entries[] | select(.value.command.pipeline == $pipeline);
+		.key != $at and some(.value.args[] | select(is_option | not); has_class($c; $classes))
+		or some(.value.command.redirects[]; .[0] == "<" and (.[1] | has_class($c; $classes))));
 
 # Whether every field of the rule holds for the run ($runs[$at]).
-def holds($c; $rule; $runs; $at; $functions):
+def holds($c; $rule; $runs; $at; $functions; $memo):
 	(($rule["fork bomb"] | not) or fork_bomb($runs; $functions))
-	and (($rule | has("redirect") | not) or any(.command.redirects[] | select(.[0] == ">");
+	and (($rule | has("redirect") | not) or some(.command.redirects[] | select(.[0] == ">");
 		.[1] | has_class($c; $rule.redirect)))
-	and (($rule | has("exec") | not) or any(.execs[]; length > 0
-		and ((.[0] | basename) as $name | any($rule.exec[]; . == $name))))
-	and (($rule | has("runs output of") | not) or any(.command.subs[];
+	and (($rule | has("exec") | not) or some(.execs[]; length > 0
+		and ((.[0] | basename) as $name | some($rule.exec[]; . == $name))))
+	and (($rule | has("runs output of") | not) or some(.command.subs[];
 		unwrap($c.data; {}) | .name | fits($rule.fits["runs output of"])))
 	and (($rule | has("piped to") | not) or piped_to($c; $runs; $at; $rule.fits["piped to"]))
 	and (($rule | has("input") | not) or input_has($c; $runs; $at; $rule.input))
-	and words_hold($c; $rule);
+	and (($rule | has_word_fields | not) or words_hold($c; $rule; $memo));
 
 # cd DIR moves where later relative paths point (null: not known).
 def follow_cd:
 	. as $c
-	| if any("cd", "pushd", "popd"; . == $c.run.name) then
+	| if ($c.run.name == "cd" or $c.run.name == "pushd" or $c.run.name == "popd")
+		and ($c.run.command.nested or $c.line > 1)
+	then setpath(["here"]; null) # (cd x); ... or cd x | ...: where it ends is not followed
+	elif $c.run.name == "cd" or $c.run.name == "pushd" or $c.run.name == "popd" then
 		([$c.run.args[] | select(is_option | not)]
 			| if . != [] and $c.run.name != "popd" then .[0] else "~" end) as $path
-		| if $path == "-" or ($path | index("$") != null or startswith("~")) then .here = null
-		elif $path | startswith("/") then .here = "/" + ($path | normal | join("/"))
-		elif .here != null then .here = "/" + (.here + "/" + $path | normal | join("/"))
+		| if $path == "-" or ($path | index("$") != null or startswith("~")) then setpath(["here"]; null)
+		elif $path | startswith("/") then setpath(["here"]; "/" + ($path | normal | join("/")))
+		elif .here != null then setpath(["here"]; "/" + (.here + "/" + $path | normal | join("/")))
 		else . end
-		| if .here != null and (.here | length) > max_path then .here = null else . end # cd a; cd a; ...
+		| if .here != null and (.here | length) > max_path then setpath(["here"]; null) else . end # cd a; cd a; ...
 	else . end;
 
 # The checker after a text, with .refusal set when it must be refused.
 def check_text($text; $depth):
 	# The checker after the run $runs[$at], with .refusal set when a rule holds.
 	def check_run($runs; $at; $functions; $depth):
-		.run = $runs[$at] | follow_cd
+		$runs[$at].command.pipeline as $pipeline
+		| setpath(["run"]; $runs[$at])
+		| setpath(["line"]; [$runs[] | select(.command.pipeline == $pipeline)] | length) # its pipeline's
+		| follow_cd
 		| . as $c
-		| (first($c.run.name | rules_for($c.data)[] as $rule
-			| $c.run | select(holds($c; $rule; $runs; $at; $functions))
+		| ($c.run.name | rules_for($c.data)) as $rules
+		| (if some($rules[]; has_word_fields) then $c.run | word_memo($c) else null end) as $memo
+		| (first($rules[] as $rule
+			| $c.run | select(holds($c; $rule; $runs; $at; $functions; $memo))
 			| {rule: $rule.id, reason: ($rule.reason // ""), instead: ($rule.instead // "")}) // null)
 			as $refusal
-		| if $refusal != null then .refusal = $refusal
+		| if $refusal != null then setpath(["refusal"]; $refusal)
 		else
 			# echo 'CODE' | sh
 			(if ($c.run.name == "echo" or $c.run.name == "printf")
 				and ($c.run | piped_to($c; $runs; $at; $c.data.shells))
-			then $c.run | .code += [.args | join(" ")] else $c.run end) as $run
-			| .refusal = null | .next = 0
+			then $c.run | setpath(["code"]; .code + ([.args | join(" ")])) else $c.run end) as $run
+			| setpath(["refusal"]; null) | setpath(["next"]; 0)
+			| if $run.code == [] and $run.execs == [] then . else
+			.here as $here # a cd in code run by another shell does not last
 			| until(.refusal != null or .next >= ($run.code | length);
-				.next as $k | check_text($run.code[$k]; $depth + 1) | .next = $k + 1)
+				.next as $k | check_text($run.code[$k]; $depth + 1) | setpath(["here"]; $here)
+				| setpath(["next"]; $k + 1))
 			| until(.refusal != null or .next >= ($run.code | length) + ($run.execs | length);
 				.next as $k
 				| [$run.execs[$k - ($run.code | length)] | unwrap($c.data; $run.command)] as $inner
-				| check_run($inner; 0; $functions; $depth + 1) | .next = $k + 1)
-			| del(.next)
-		end
-		| del(.run);
+				| check_run($inner; 0; $functions; $depth + 1) | setpath(["here"]; $here)
+				| setpath(["next"]; $k + 1))
+			end
+		end;
 
-	if $depth > max_depth then .refusal = too_deep
+	if $depth > max_depth then setpath(["refusal"]; too_deep)
 	else
 		($text | parsed) as $parsed
-		| if $parsed.too_deep then .refusal = too_deep
+		| if $parsed.too_deep then setpath(["refusal"]; too_deep)
 		else
 			.data as $data
 			| [$parsed.commands[] | . as $command | .words | unwrap($data; $command | del(.words))] as $runs
-			| .refusal = null | .at = 0
+			| setpath(["refusal"]; null) | setpath(["at"]; 0)
 			| until(.refusal != null or .at >= ($runs | length);
-				.at as $at | check_run($runs; $at; $parsed.functions; $depth) | .at = $at + 1)
-			| del(.at)
+				.at as $at | check_run($runs; $at; $parsed.functions; $depth) | setpath(["at"]; $at + 1))
 		end
 	end;
 
