@@ -30,7 +30,7 @@ def every(generator; condition): isempty(first(generator | select(condition | no
 
 # --- Words --------------------------------------------------------------------
 
-def is_blank: startswith(" ") or startswith("\t");
+def is_blank: . == " " or startswith(" ") or startswith("\t");
 def is_number: length > 0 and (explode | every(.[]; . >= 48 and . <= 57));
 # -x, -xyz, --long (not -, --, or -1, which is a number).
 def is_option:
@@ -88,8 +88,7 @@ def option_matches($wanted):
 # Runs of ordinary characters, runs of blanks, or one character of syntax.
 def tokens: [match("[^ \\t\\n'\"\\\\$`()|&;<>]+|[ \\t]+|[\\s\\S]"; "g").string];
 
-def ends_word: . == "\n" or . == ";" or . == "&" or . == "|" or . == "(" or . == ")"
-	or . == "<" or . == ">";
+def ends_word: {"\n": 1, ";": 1, "&": 1, "|": 1, "(": 1, ")": 1, "<": 1, ">": 1}[.] != null;
 def syntax:
 	if length > 1 then startswith("#") or is_blank
 	else {" ": 1, "\t": 1, "\n": 1, "'": 1, "\"": 1, "\\": 1, "$": 1, "`": 1, "(": 1, ")": 1, "|": 1,
@@ -242,8 +241,7 @@ def parse($stop):
 			| if ($token | syntax | not) and ends_after($token; $stop) and $token != "function" then
 				# a plain word: the usual case, taken whole
 				setpath(["i"]; .i + 1) | setpath(["w"]; .w + [$token]) | words
-			elif $token == $stop or $token == ";" or $token == "\n" or $token == "|" or $token == ")"
-			then .
+			elif $token == $stop or {";": 1, "\n": 1, "|": 1, ")": 1}[$token] != null then .
 			elif $token == "&" then
 				if .t[.i + 1] == ">" then # &> and &>>: both outputs into a file
 					setpath(["i"]; .i + 2) | (if peek == ">" then setpath(["i"]; .i + 1) else . end)
@@ -617,10 +615,9 @@ def words_hold($c; $rule; $memo):
 	end;
 
 # A function defined here, run twice in one pipeline: name() { name | name & }.
-def fork_bomb($runs; $functions):
-	.name as $name | .command.pipeline as $pipeline
-	| $functions[$name] and
-		([$runs[] | select(.name == $name and .command.pipeline == $pipeline)] | length > 1);
+def fork_bomb($line; $functions):
+	.name as $name
+	| $functions[$name] and ([$line[] | select(.run.name == $name)] | length > 1);
 
 # Whether an interpreter takes its program from its standard input.
 def reads_program($data):
@@ -631,30 +628,28 @@ def reads_program($data):
 	| ($positionals[0] // "-") as $first
 	| $first == "-" or $first == "/dev/stdin" or some(.args[]; . == "-s") end;
 
-# Whether a later command of the pipeline ($runs[$at:]) runs the program it reads.
-def piped_to($c; $runs; $at; $names):
-	.command.pipeline as $pipeline
-	| some($runs[$at + 1:][]; .command.pipeline == $pipeline and (.name | fits($names))
-		and reads_program($c.data));
+# Whether a later command of the pipeline ($line) runs the program it reads.
+def piped_to($c; $line; $at; $names):
+	some($line[] | select(.k > $at) | .run; (.name | fits($names)) and reads_program($c.data));
 
 # Whether what the command reads (< FILE, or earlier in its pipeline) has a class.
-def input_has($c; $runs; $at; $classes):
-	.command.pipeline as $pipeline
-	| some($runs[:$at + 1] | to_entries[] | select(.value.command.pipeline == $pipeline);
-		.key != $at and some(.value.args[] | select(is_option | not); has_class($c; $classes))
-		or some(.value.command.redirects[]; .[0] == "<" and (.[1] | has_class($c; $classes))));
+def input_has($c; $line; $at; $classes):
+	some($line[] | select(.k <= $at);
+		.k != $at and some(.run.args[] | select(is_option | not); has_class($c; $classes))
+		or some(.run.command.redirects[]; .[0] == "<" and (.[1] | has_class($c; $classes))));
 
-# Whether every field of the rule holds for the run ($runs[$at]).
-def holds($c; $rule; $runs; $at; $functions; $memo):
-	(($rule["fork bomb"] | not) or fork_bomb($runs; $functions))
+# Whether every field of the rule holds for the run: $line is its pipeline
+# ({k: where in the runs, run} each), $at where it stands.
+def holds($c; $rule; $line; $at; $functions; $memo):
+	(($rule["fork bomb"] | not) or fork_bomb($line; $functions))
 	and (($rule | has("redirect") | not) or some(.command.redirects[] | select(.[0] == ">");
 		.[1] | has_class($c; $rule.redirect)))
 	and (($rule | has("exec") | not) or some(.execs[]; length > 0
 		and ((.[0] | basename) as $name | some($rule.exec[]; . == $name))))
 	and (($rule | has("runs output of") | not) or some(.command.subs[];
 		unwrap($c.data; {}) | .name | fits($rule.fits["runs output of"])))
-	and (($rule | has("piped to") | not) or piped_to($c; $runs; $at; $rule.fits["piped to"]))
-	and (($rule | has("input") | not) or input_has($c; $runs; $at; $rule.input))
+	and (($rule | has("piped to") | not) or piped_to($c; $line; $at; $rule.fits["piped to"]))
+	and (($rule | has("input") | not) or input_has($c; $line; $at; $rule.input))
 	and (($rule | has_word_fields | not) or words_hold($c; $rule; $memo));
 
 # cd DIR moves where later relative paths point (null: not known).
@@ -676,23 +671,24 @@ def follow_cd:
 # The checker after a text, with .refusal set when it must be refused.
 def check_text($text; $depth):
 	# The checker after the run $runs[$at], with .refusal set when a rule holds.
-	def check_run($runs; $at; $functions; $depth):
-		$runs[$at].command.pipeline as $pipeline
+	# $members: the runs of each pipeline (where they stand in $runs).
+	def check_run($runs; $members; $at; $functions; $depth):
+		[$members[$runs[$at].command.pipeline | tostring][] | {k: ., run: $runs[.]}] as $line
 		| setpath(["run"]; $runs[$at])
-		| setpath(["line"]; [$runs[] | select(.command.pipeline == $pipeline)] | length) # its pipeline's
+		| setpath(["line"]; $line | length)
 		| follow_cd
 		| . as $c
 		| ($c.run.name | rules_for($c.data)) as $rules
 		| (if some($rules[]; has_word_fields) then $c.run | word_memo($c) else null end) as $memo
 		| (first($rules[] as $rule
-			| $c.run | select(holds($c; $rule; $runs; $at; $functions; $memo))
+			| $c.run | select(holds($c; $rule; $line; $at; $functions; $memo))
 			| {rule: $rule.id, reason: ($rule.reason // ""), instead: ($rule.instead // "")}) // null)
 			as $refusal
 		| if $refusal != null then setpath(["refusal"]; $refusal)
 		else
 			# echo 'CODE' | sh
 			(if ($c.run.name == "echo" or $c.run.name == "printf")
-				and ($c.run | piped_to($c; $runs; $at; $c.data.shells))
+				and ($c.run | piped_to($c; $line; $at; $c.data.shells))
 			then $c.run | setpath(["code"]; .code + ([.args | join(" ")])) else $c.run end) as $run
 			| setpath(["refusal"]; null) | setpath(["next"]; 0)
 			| if $run.code == [] and $run.execs == [] then . else
@@ -703,7 +699,7 @@ def check_text($text; $depth):
 			| until(.refusal != null or .next >= ($run.code | length) + ($run.execs | length);
 				.next as $k
 				| [$run.execs[$k - ($run.code | length)] | unwrap($c.data; $run.command)] as $inner
-				| check_run($inner; 0; $functions; $depth + 1) | setpath(["here"]; $here)
+				| check_run($inner; {($inner[0].command.pipeline | tostring): [0]}; 0; $functions; $depth + 1) | setpath(["here"]; $here)
 				| setpath(["next"]; $k + 1))
 			end
 		end;
@@ -716,8 +712,12 @@ def check_text($text; $depth):
 			.data as $data
 			| [$parsed.commands[] | . as $command | .words | unwrap($data; $command | del(.words))] as $runs
 			| setpath(["refusal"]; null) | setpath(["at"]; 0)
+			| (reduce range(0; $runs | length) as $k ({};
+				($runs[$k].command.pipeline | tostring) as $p | setpath([$p]; (.[$p] // []) + [$k])))
+				as $members
 			| until(.refusal != null or .at >= ($runs | length);
-				.at as $at | check_run($runs; $at; $parsed.functions; $depth) | setpath(["at"]; $at + 1))
+				.at as $at | check_run($runs; $members; $at; $parsed.functions; $depth)
+				| setpath(["at"]; $at + 1))
 		end
 	end;
 
