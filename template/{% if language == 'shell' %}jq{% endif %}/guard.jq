@@ -83,7 +83,8 @@ def option_matches($wanted):
 # (a substitution's before its command's); .functions defined; .found, the
 # current level's commands; .w, .r and .s, the words, redirections and subs
 # of the command being read; .p, the parts of the word being read; .ret,
-# what the last step gives back.
+# what the last step gives back. Steps change it with setpath, several times
+# quicker than .i += 1 in jq 1.6.
 
 # Runs of ordinary characters, runs of blanks, or one character of syntax.
 def tokens: [match("[^ \\t\\n'\"\\\\$`()|&;<>]+|[ \\t]+|[\\s\\S]"; "g").string];
@@ -100,7 +101,8 @@ def new_pipeline: setpath(["pipelines"]; .pipelines + 1) | setpath(["pipe"]; .pi
 # The index of the next token $token at or after .i, or .n.
 def next($token): .t as $t | first(range(.i; .n) | select($t[.] == $token)) // .n;
 # The text up to the token $close (taken too), as it stands.
-def raw_until($close): next($close) as $j | setpath(["ret"]; (.t[.i:$j] | add // "")) | setpath(["i"]; $j + 1);
+def raw_until($close):
+	next($close) as $j | setpath(["ret"]; .t[.i:$j] | add // "") | setpath(["i"]; $j + 1);
 
 # Whether the plain word ends with the token at .i (no quote or $ joined to it).
 def ends_after($token; $stop):
@@ -141,7 +143,8 @@ def parse($stop):
 		else
 			(if $token == "\\" then
 				peek as $following
-				| if $following == "$" or $following == "`" or $following == "\"" or $following == "\\" then setpath(["i"]; .i + 1) | setpath(["p"]; .p + [$following])
+				| if {"$": 1, "`": 1, "\"": 1, "\\": 1}[$following] != null then
+					setpath(["i"]; .i + 1) | setpath(["p"]; .p + [$following])
 				else setpath(["p"]; .p + ["\\"]) end
 			elif $token == "$" then dollar
 			elif $token == "`" then parse("`") | setpath(["s"]; .s + .ret) | setpath(["p"]; .p + [substitution])
@@ -156,7 +159,9 @@ def parse($stop):
 			else .t[.i] as $token
 			| if $token == $stop or ($token | ends_word or is_blank) then
 				if $token == "(" and (.p | length > 0 and (.[-1] | endswith("="))) then
-					setpath(["i"]; .i + 1) | raw_until(")") | setpath(["p"]; .p + ["(" + .ret + ")"]) | parts # a=(x y): data
+					# a=(x y): an array's words are data
+					setpath(["i"]; .i + 1) | raw_until(")") | setpath(["p"]; .p + ["(" + .ret + ")"])
+					| parts
 				else . end
 			else
 				setpath(["i"]; .i + 1)
@@ -169,7 +174,8 @@ def parse($stop):
 				else setpath(["p"]; .p + [$token]) end
 				| parts
 			end end;
-		.p as $outer | setpath(["p"]; []) | parts | setpath(["ret"]; (.p | add // "")) | setpath(["p"]; $outer);
+		.p as $outer
+		| setpath(["p"]; []) | parts | setpath(["ret"]; .p | add // "") | setpath(["p"]; $outer);
 
 	# The word after a redirection operator ("" if there is none), into .ret.
 	def target($stop):
@@ -225,7 +231,8 @@ def parse($stop):
 				setpath(["ret"]; $found)
 			else lines($heredoc; $found + [$text]) end
 			end;
-		reduce .heredocs[] as $heredoc (.; lines($heredoc; []) | .cmds[$heredoc[0]].stdin = (.ret | join("\n")))
+		reduce .heredocs[] as $heredoc (.;
+			lines($heredoc; []) | .cmds[$heredoc[0]].stdin = (.ret | join("\n")))
 		| setpath(["heredocs"]; []);
 
 	# function NAME: the name is defined.
@@ -275,8 +282,9 @@ def parse($stop):
 		| setpath(["w"]; []) | setpath(["r"]; []) | setpath(["s"]; [])
 		| .pipe as $pipeline
 		| words
-		| .cmds[.cur] += {words: .w, redirects: .r, pipeline: $pipeline, subs: .s}
-		| if .w != [] or .r != [] then setpath(["found"]; .found + [.cur]) | setpath(["order"]; .order + [.cur]) else . end
+		| setpath(["cmds", .cur]; .cmds[.cur] + {words: .w, redirects: .r, pipeline: $pipeline, subs: .s})
+		| if .w == [] and .r == [] then .
+		else setpath(["found"]; .found + [.cur]) | setpath(["order"]; .order + [.cur]) end
 		| . + $outer;
 
 	def commands:
@@ -312,7 +320,7 @@ def parsed:
 	| parse("")
 	| .cmds as $cmds
 	| {too_deep, functions,
-	   commands: [.order[] | $cmds[.] | if .subs == [] then . else setpath(["subs"]; [$cmds[.subs[]].words]) end]};
+	   commands: [.order[] | $cmds[.] | if .subs == [] then . else .subs = [$cmds[.subs[]].words] end]};
 
 # --- Where a path points -------------------------------------------------------------
 
@@ -457,7 +465,10 @@ def has_class($c; $classes):
 def code_options($data):
 	. as $name
 	| if $data.code | has($name) then $data.code[$name]
-	else first($data["code globs"][] | select(.parts as $parts | $name | glob_fits($parts)) | .options) // [] end;
+	else
+		first($data["code globs"][] | select(.parts as $parts | $name | glob_fits($parts)) | .options)
+		// []
+	end;
 
 # The words before the first option (find's paths).
 def leading: first(range(length) as $i | select(.[$i] | is_option or . == "(" or . == "!") | .[:$i])
@@ -465,7 +476,7 @@ def leading: first(range(length) as $i | select(.[$i] | is_option or . == "(" or
 
 # The shell code a run runs: sh -c CODE, eval ..., find -exec ... ;
 def find_code($data):
-	(if .name == "eval" then setpath(["code"]; .code + ([.args | join(" ")])) else . end)
+	(if .name == "eval" then .code += [.args | join(" ")] else . end)
 	| (if .name | fits($data.shells) then
 		(.name | code_options($data)) as $options
 		| .args as $args
@@ -474,13 +485,14 @@ def find_code($data):
 			| if $args[$i + 1] == "--" and $i + 2 < ($args | length) then $args[$i + 2] # bash -c -- CODE
 			else $args[$i + 1] end)
 			// null) as $code
-		| if $code != null then setpath(["code"]; .code + [$code])
-		elif .command.stdin != null and every($args[]; is_option) then setpath(["code"]; .code + [.command.stdin]) # bash <<EOF
+		| if $code != null then .code += [$code]
+		elif .command.stdin != null and every($args[]; is_option) then
+			.code += [.command.stdin] # bash <<EOF, bash <<< CODE
 		else . end
 	else . end)
 	| if .name == "find" then
 		(.args | leading | if . == [] then ["."] else . end) as $paths
-		| setpath(["execs"]; .execs + ([foreach (.args | range(length) as $i | [.[$i], .[$i + 1:]]) as [$arg, $rest]
+		| .execs += [foreach (.args | range(length) as $i | [.[$i], .[$i + 1:]]) as [$arg, $rest]
 			({skip: 0};
 			if .skip > 0 then .skip -= 1 | .out = null
 			elif $arg == "-exec" or $arg == "-execdir" or $arg == "-ok" or $arg == "-okdir" then
@@ -489,9 +501,10 @@ def find_code($data):
 				| .skip = $stop + 1
 				| $rest[:$stop] as $words
 				| ($words | index(["{}"])) as $first # the paths take the first {}'s place only
-				| .out = if $first == null then $words else $words[:$first] + $paths + $words[$first + 1:] end
+				| .out = if $first == null then $words
+					else $words[:$first] + $paths + $words[$first + 1:] end
 			else .out = null end;
-			.out | values)]))
+			.out | values)]
 	else . end;
 
 # The command that runs, behind keywords, assignments and wrappers.
@@ -553,15 +566,15 @@ def split_args($with_value):
 	| until(.i >= ($args | length);
 		$args[.i] as $arg
 		| if $arg == "--" then
-			setpath(["options"]; .options + [$arg]) | setpath(["positionals"]; .positionals + ($args[.i + 1:])) | setpath(["i"]; ($args | length))
+			.options += [$arg] | .positionals += $args[.i + 1:] | .i = ($args | length)
 		elif $arg | is_option then
-			setpath(["options"]; .options + [$arg])
-			| (if some($with_value[]; . == $arg) then setpath(["i"]; .i + 1)
+			.options += [$arg]
+			| (if some($with_value[]; . == $arg) then .i += 1
 			elif ($arg | startswith("--")) and ($arg | index("=") != null) then
-				setpath(["values"]; .values + ([$arg | after("=")]))
+				.values += [$arg | after("=")]
 			else . end)
-			| setpath(["i"]; .i + 1)
-		else setpath(["positionals"]; .positionals + [$arg]) | setpath(["i"]; .i + 1) end);
+			| .i += 1
+		else .positionals += [$arg] | .i += 1 end);
 
 # The words a rule's "target" looks at, by its "targets".
 def pick_targets($rule; $split):
@@ -622,7 +635,8 @@ def fork_bomb($line; $functions):
 # Whether an interpreter takes its program from its standard input.
 def reads_program($data):
 	(.name | code_options($data)) as $options
-	| if some(.args[] | select(is_option); . as $arg | some($options[]; . as $o | $arg | option_matches($o)))
+	| if some(.args[] | select(is_option);
+		. as $arg | some($options[]; . as $o | $arg | option_matches($o)))
 	then false
 	else [.args[] | select(is_option | not)] as $positionals
 	| ($positionals[0] // "-") as $first
@@ -665,7 +679,8 @@ def follow_cd:
 		elif $path | startswith("/") then setpath(["here"]; "/" + ($path | normal | join("/")))
 		elif .here != null then setpath(["here"]; "/" + (.here + "/" + $path | normal | join("/")))
 		else . end
-		| if .here != null and (.here | length) > max_path then setpath(["here"]; null) else . end # cd a; cd a; ...
+		# cd a; cd a; ...: too deep to follow
+		| if .here != null and (.here | length) > max_path then setpath(["here"]; null) else . end
 	else . end;
 
 # The checker after a text, with .refusal set when it must be refused.
@@ -689,7 +704,7 @@ def check_text($text; $depth):
 			# echo 'CODE' | sh
 			(if ($c.run.name == "echo" or $c.run.name == "printf")
 				and ($c.run | piped_to($c; $line; $at; $c.data.shells))
-			then $c.run | setpath(["code"]; .code + ([.args | join(" ")])) else $c.run end) as $run
+			then $c.run | .code += [.args | join(" ")] else $c.run end) as $run
 			| setpath(["refusal"]; null) | setpath(["next"]; 0)
 			| if $run.code == [] and $run.execs == [] then . else
 			.here as $here # a cd in code run by another shell does not last
@@ -699,7 +714,8 @@ def check_text($text; $depth):
 			| until(.refusal != null or .next >= ($run.code | length) + ($run.execs | length);
 				.next as $k
 				| [$run.execs[$k - ($run.code | length)] | unwrap($c.data; $run.command)] as $inner
-				| check_run($inner; {($inner[0].command.pipeline | tostring): [0]}; 0; $functions; $depth + 1) | setpath(["here"]; $here)
+				| check_run($inner; {($inner[0].command.pipeline | tostring): [0]}; 0; $functions; $depth + 1)
+				| setpath(["here"]; $here)
 				| setpath(["next"]; $k + 1))
 			end
 		end;
