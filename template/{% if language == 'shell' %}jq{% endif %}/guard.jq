@@ -562,7 +562,12 @@ def subcommand($with_value):
 # Options, positional words, and the values of --name=value options.
 def split_args($with_value):
 	. as $args
-	| {i: 0, options: [], positionals: [], values: []}
+	| if index(["--"]) == null and every($with_value[]; . as $option | $args | index([$option]) == null)
+	then # the usual case: a word is an option or not, whatever stands before it
+		{options: map(select(is_option)), positionals: map(select(is_option | not)),
+		 values: [.[] | select(startswith("--") and index("=") != null) | after("=")]}
+	else
+	{i: 0, options: [], positionals: [], values: []}
 	| until(.i >= ($args | length);
 		$args[.i] as $arg
 		| if $arg == "--" then
@@ -574,7 +579,8 @@ def split_args($with_value):
 				.values += [$arg | after("=")]
 			else . end)
 			| .i += 1
-		else .positionals += [$arg] | .i += 1 end);
+		else .positionals += [$arg] | .i += 1 end)
+	end;
 
 # The words a rule's "target" looks at, by its "targets".
 def pick_targets($rule; $split):
@@ -628,9 +634,9 @@ def words_hold($c; $rule; $memo):
 	end;
 
 # A function defined here, run twice in one pipeline: name() { name | name & }.
-def fork_bomb($line; $functions):
+def fork_bomb(line; $functions):
 	.name as $name
-	| $functions[$name] and ([$line[] | select(.run.name == $name)] | length > 1);
+	| $functions[$name] and ([line[] | select(.run.name == $name)] | length > 1);
 
 # Whether an interpreter takes its program from its standard input.
 def reads_program($data):
@@ -643,27 +649,27 @@ def reads_program($data):
 	| $first == "-" or $first == "/dev/stdin" or some(.args[]; . == "-s") end;
 
 # Whether a later command of the pipeline ($line) runs the program it reads.
-def piped_to($c; $line; $at; $names):
-	some($line[] | select(.k > $at) | .run; (.name | fits($names)) and reads_program($c.data));
+def piped_to($c; line; $at; $names):
+	some(line[] | select(.k > $at) | .run; (.name | fits($names)) and reads_program($c.data));
 
 # Whether what the command reads (< FILE, or earlier in its pipeline) has a class.
-def input_has($c; $line; $at; $classes):
-	some($line[] | select(.k <= $at);
+def input_has($c; line; $at; $classes):
+	some(line[] | select(.k <= $at);
 		.k != $at and some(.run.args[] | select(is_option | not); has_class($c; $classes))
 		or some(.run.command.redirects[]; .[0] == "<" and (.[1] | has_class($c; $classes))));
 
-# Whether every field of the rule holds for the run: $line is its pipeline
-# ({k: where in the runs, run} each), $at where it stands.
-def holds($c; $rule; $line; $at; $functions; $memo):
-	(($rule["fork bomb"] | not) or fork_bomb($line; $functions))
+# Whether every field of the rule holds for the run: line gives its pipeline
+# ({k: where in the runs, run} each), $at is where it stands.
+def holds($c; $rule; line; $at; $functions; $memo):
+	(($rule["fork bomb"] | not) or fork_bomb(line; $functions))
 	and (($rule | has("redirect") | not) or some(.command.redirects[] | select(.[0] == ">");
 		.[1] | has_class($c; $rule.redirect)))
 	and (($rule | has("exec") | not) or some(.execs[]; length > 0
 		and ((.[0] | basename) as $name | some($rule.exec[]; . == $name))))
 	and (($rule | has("runs output of") | not) or some(.command.subs[];
 		unwrap($c.data; {}) | .name | fits($rule.fits["runs output of"])))
-	and (($rule | has("piped to") | not) or piped_to($c; $line; $at; $rule.fits["piped to"]))
-	and (($rule | has("input") | not) or input_has($c; $line; $at; $rule.input))
+	and (($rule | has("piped to") | not) or piped_to($c; line; $at; $rule.fits["piped to"]))
+	and (($rule | has("input") | not) or input_has($c; line; $at; $rule.input))
 	and (($rule | has_word_fields | not) or words_hold($c; $rule; $memo));
 
 # cd DIR moves where later relative paths point (null: not known).
@@ -688,22 +694,24 @@ def check_text($text; $depth):
 	# The checker after the run $runs[$at], with .refusal set when a rule holds.
 	# $members: the runs of each pipeline (where they stand in $runs).
 	def check_run($runs; $members; $at; $functions; $depth):
-		[$members[$runs[$at].command.pipeline | tostring][] | {k: ., run: $runs[.]}] as $line
-		| setpath(["run"]; $runs[$at])
-		| setpath(["line"]; $line | length)
+		def line: [$members[$runs[$at].command.pipeline | tostring][] | {k: ., run: $runs[.]}];
+		setpath(["run"]; $runs[$at])
+		| if .run.name == "cd" or .run.name == "pushd" or .run.name == "popd" then
+			setpath(["line"]; line | length)
+		else . end
 		| follow_cd
 		| . as $c
 		| ($c.run.name | rules_for($c.data)) as $rules
 		| (if some($rules[]; has_word_fields) then $c.run | word_memo($c) else null end) as $memo
 		| (first($rules[] as $rule
-			| $c.run | select(holds($c; $rule; $line; $at; $functions; $memo))
+			| $c.run | select(holds($c; $rule; line; $at; $functions; $memo))
 			| {rule: $rule.id, reason: ($rule.reason // ""), instead: ($rule.instead // "")}) // null)
 			as $refusal
 		| if $refusal != null then setpath(["refusal"]; $refusal)
 		else
 			# echo 'CODE' | sh
 			(if ($c.run.name == "echo" or $c.run.name == "printf")
-				and ($c.run | piped_to($c; $line; $at; $c.data.shells))
+				and ($c.run | piped_to($c; line; $at; $c.data.shells))
 			then $c.run | .code += [.args | join(" ")] else $c.run end) as $run
 			| setpath(["refusal"]; null) | setpath(["next"]; 0)
 			| if $run.code == [] and $run.execs == [] then . else
