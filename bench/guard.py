@@ -77,10 +77,12 @@ class Plan:
     warmup: int  # decisions timed and thrown away first
     reps: int  # decisions timed, per command and way
     cc_reps: int  # the same for cc-safety-net, which takes milliseconds a decision
+    min_reps: int  # round trips of a slow guard: as many as fit ROUND_TRIPS_BUDGET, this at least
 
 
-FULL = Plan(100, 2000, 300)
-QUICK = Plan(3, 20, 20)
+FULL = Plan(100, 2000, 300, 300)
+QUICK = Plan(3, 20, 20, 20)
+ROUND_TRIPS_BUDGET = 30.0  # seconds of round trips per command
 
 
 @dataclass
@@ -176,13 +178,20 @@ def realistic_command(cwd: str) -> str:
 
 
 def dense_command() -> str:
-    """About 200 short simple commands, cut to 4 KiB."""
-    parts = []
-    n = 0
-    while sum(map(len, parts)) < KIB4:
+    """About 200 short simple commands in 4 KiB; the last echo's text fills it up.
+
+    Cut at 4 KiB, the command would end in an open quote, which a guard may
+    refuse unread.
+    """
+    step = 'rm -rf ./build/x{n} && echo "step {n} done{fill}" | tee -a log.txt; '
+    parts: list[str] = []
+    n = 1
+    while sum(map(len, parts)) + len(step.format(n=n, fill="")) <= KIB4:
+        parts.append(step.format(n=n, fill=""))
         n += 1
-        parts.append(f'rm -rf ./build/x{n} && echo "step {n} done" | tee -a log.txt; ')
-    return "".join(parts)[:KIB4]
+    fill = "." * (KIB4 - sum(map(len, parts)))
+    parts[-1] = step.format(n=n - 1, fill=fill)
+    return "".join(parts)
 
 
 # --- running a guard ------------------------------------------------------------------
@@ -248,12 +257,12 @@ def timed_verdicts(timed: dict, verdicts: list[Verdict]) -> dict[str, str]:
 
 
 def round_trips(ext: Extension, command: str, plan: Plan) -> list[float]:
-    times = []
-    for i in range(plan.warmup + plan.reps):
-        elapsed = ext.round_trip(intercept(f"t{i}", command))
-        if i >= plan.warmup:
-            times.append(benchmark.ms(elapsed))
-    return times
+    """Round trips of one intercept, in ms: plan.reps, or fewer when they are slow."""
+    warmup = [ext.round_trip(intercept(f"w{i}", command)) for i in range(plan.warmup)]
+    reps = plan.reps
+    if warmup:
+        reps = max(plan.min_reps, min(reps, int(ROUND_TRIPS_BUDGET / statistics.mean(warmup))))
+    return [benchmark.ms(ext.round_trip(intercept(f"t{i}", command))) for i in range(reps)]
 
 
 def node_job(job: dict, env: dict | None = None) -> dict:
@@ -499,7 +508,8 @@ def in_process(key: str, project: Path, timed: dict, cwd: str, plan: Plan) -> li
             name = go_name(bench_name)
             if "ns/op" in units:
                 how = "in process (`go test -bench`, its own commands)"
-                rows.append({"how": how, "name": name, "mean": units["ns/op"] / 1e6})
+                mean = units["ns/op"] / 1e6
+                rows.append({"how": how, "name": name, "mean": mean, "n": plan.reps})
         return rows
     return []  # shell: the round trip only; tsx runs the same code as node
 
@@ -555,6 +565,7 @@ def cost_rows(side: Side) -> list[dict]:
             row["n"] = len(samples)
         if "mean" in cost:
             row["mean"] = row["p50"] = cost["mean"]  # what the target is judged on
+            row["n"] = cost["n"]
         rows.append(row)
     return rows
 
@@ -674,12 +685,15 @@ def generated_markdown(
         "## Cost of one decision",
         "",
         (
-            f"A 4 KiB command, {plan.reps:,} decisions after {plan.warmup} discarded "
-            + (f"({plan.cc_reps:,} for cc-safety-net) " if cc else "")
-            + "(nearest-rank percentiles). *realistic*: commands an agent chains with `&&`, `;` "
+            f"A 4 KiB command, timed over up to {plan.reps:,} decisions after {plan.warmup} "
+            f"discarded; round trips that take longer than {ROUND_TRIPS_BUDGET:g} s in all "
+            f"stop sooner, after {plan.min_reps:,} at least"
+            + (f", and cc-safety-net over {plan.cc_reps:,}" if cc else "")
+            + " (nearest-rank percentiles). *realistic*: commands an agent chains with `&&`, `;` "
             "and `|` before a commit with a long quoted message; *dense*: "
             f"{3 * dense_count(timed['dense'])} short simple commands "
-            '(`rm -rf ./build/xN && echo "step N done" | tee -a log.txt;` over and over). '
+            '(`rm -rf ./build/xN && echo "step N done" | tee -a log.txt;` over and over, the '
+            "last text padded with dots to fill 4 KiB). "
             "Both are allowed (see below), so every command in them is checked. *In process*: "
             "the guard called directly: Python's guard.py imported into this benchmark's "
             "interpreter, TypeScript's src/guard.ts in Node (dist/guard.js, or bundled by the "
@@ -692,18 +706,18 @@ def generated_markdown(
             "p50 ≤ 1 ms for Go, Python and TypeScript, < 20 ms for shell."
         ),
         "",
-        "| | how | realistic p50 | realistic p99 | dense p50 | dense p99 | target (p50) |",
-        "|---|---|---|---|---|---|---|",
+        "| | how | decisions | realistic p50 | realistic p99 | dense p50 | dense p99 | target |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for side in sides:
         if side.error:
-            lines.append(f"| {side.label} | error | | | | | |")
+            lines.append(f"| {side.label} | error | | | | | | |")
             continue
         by_how: dict[str, dict] = {}
         for row in cost_rows(side):
             by_how.setdefault(row["how"], {})[row["name"]] = row
         if not by_how:
-            lines.append(f"| {side.label} | not measured | | | | | |")
+            lines.append(f"| {side.label} | not measured | | | | | | |")
         for how, rows in by_how.items():
             cells = []
             for name in ("realistic", "dense"):
@@ -714,7 +728,11 @@ def generated_markdown(
                 (row["p50"] for row in rows.values() if row.get("p50") is not None), default=None
             )
             marks = target(side.key, worst)
-            lines.append(f"| {side.label} | {how} | " + " | ".join(cells) + f" | {marks} |")
+            counts = sorted({f"{row['n']:,}" for row in rows.values() if "n" in row})
+            decisions = " / ".join(counts) or "—"
+            lines.append(
+                f"| {side.label} | {how} | {decisions} | " + " | ".join(cells) + f" | {marks} |"
+            )
     lines += ["", "Verdicts on the timed commands (both should be allowed):", ""]
     for side in sides:
         if side.timed:
