@@ -295,7 +295,7 @@ FROM_0_2_0 = {
         "main.py",
         "@ext.tool(",
         ["def _worker", "DANGEROUS"],
-        ["zot_runtime.py", "guard.py", "test_main.py"],
+        ["zot_runtime.py", "guard.py", "guard-policy.json", "test_main.py"],
         ["python3", "-m", "unittest"],
     ),
     "shell": (
@@ -303,7 +303,7 @@ FROM_0_2_0 = {
         "main.sh",
         "ext_intercept_tool_call guard",
         ["READER", "DANGEROUS"],
-        ["zot_runtime.sh", "jq/reader.jq", "jq/writer.jq", "guard.sh", "test_main.sh"],
+        ["zot_runtime.sh", "jq/reader.jq", "jq/guard.jq", "guard-rules.json", "test_main.sh"],
         ["./test_main.sh"],
     ),
     "go": (
