@@ -77,14 +77,21 @@ def option_matches($wanted):
 # --- Reading a command the way bash splits it -----------------------------------
 #
 # The parser's state: the tokens .t (.n of them) and where it stands (.i);
-# .cmds, every simple command by number ({words, redirects: [[operator,
-# target]], pipeline, subs: the numbers of its $(...)'s commands, stdin: a
-# here-document's text}); .order, the numbers in the order the commands end
-# (a substitution's before its command's); .functions defined; .found, the
-# current level's commands; .w, .r and .s, the words, redirections and subs
-# of the command being read; .p, the parts of the word being read; .ret,
-# what the last step gives back. Steps change it with setpath, several times
-# quicker than .i += 1 in jq 1.6.
+# .done, every simple command in the order they end (a substitution's before
+# its command's): {id, words, redirects: [[operator, target]], pipeline,
+# subs: the words of its $(...)'s commands, nested}; .stdins, what here-
+# documents and here-strings give each command (by id), in order;
+# .functions defined; .found, the words of the current level's commands;
+# .w, .r and .s, the words, redirections and subs of the command being read;
+# .p, the parts of the word being read; .ret, what the last step gives back.
+# Steps change it with setpath, several times quicker than .i += 1 in jq 1.6.
+# Lists that grow with the command are chains, [rest, last] (null when
+# empty): adding to them takes the same time however long they are.
+
+# A chain as an array.
+def items: if . == null then [] else [recurse(.[0]; . != null) | .[1]] | reverse end;
+# Adds the items of the chain .ret to the chain at $key.
+def add_chain($key): reduce (.ret | items[]) as $item (.; setpath([$key]; [.[$key], $item]));
 
 # Runs of ordinary characters, runs of blanks, or one character of syntax.
 def tokens: [match("[^ \\t\\n'\"\\\\$`()|&;<>]+|[ \\t]+|[\\s\\S]"; "g").string];
@@ -122,7 +129,7 @@ def parse($stop):
 			| if peek == "(" then # $(( arithmetic )): no command in it
 				setpath(["i"]; .i + 1) | raw_until(")") | (if peek == ")" then setpath(["i"]; .i + 1) else . end)
 				| setpath(["p"]; .p + ["$((0))"])
-			else parse(")") | setpath(["s"]; .s + .ret) | setpath(["p"]; .p + [substitution]) end
+			else parse(")") | add_chain("s") | setpath(["p"]; .p + [substitution]) end
 		elif $following | startswith("{") then # ${...} as written, up to its }
 			.i as $start
 			| until(.i >= .n or (.t[.i] | index("}") != null); setpath(["i"]; .i + 1))
@@ -147,7 +154,7 @@ def parse($stop):
 					setpath(["i"]; .i + 1) | setpath(["p"]; .p + [$following])
 				else setpath(["p"]; .p + ["\\"]) end
 			elif $token == "$" then dollar
-			elif $token == "`" then parse("`") | setpath(["s"]; .s + .ret) | setpath(["p"]; .p + [substitution])
+			elif $token == "`" then parse("`") | add_chain("s") | setpath(["p"]; .p + [substitution])
 			else setpath(["p"]; .p + [$token]) end)
 			| double_quoted
 		end end;
@@ -170,7 +177,7 @@ def parse($stop):
 				elif $token == "\\" then
 					if peek != "" then setpath(["p"]; .p + [.t[.i]]) | setpath(["i"]; .i + 1) else . end
 				elif $token == "$" then dollar
-				elif $token == "`" then parse("`") | setpath(["s"]; .s + .ret) | setpath(["p"]; .p + [substitution])
+				elif $token == "`" then parse("`") | add_chain("s") | setpath(["p"]; .p + [substitution])
 				else setpath(["p"]; .p + [$token]) end
 				| parts
 			end end;
@@ -192,12 +199,12 @@ def parse($stop):
 		| setpath(["i"]; .i + 1)
 		| peek as $second
 		| if $second == "(" then # <(...) or >(...): a process substitution, a word
-			setpath(["i"]; .i + 1) | parse(")") | setpath(["s"]; .s + .ret) | setpath(["w"]; .w + [substitution])
+			setpath(["i"]; .i + 1) | parse(")") | add_chain("s") | setpath(["w"]; .w + [substitution])
 		elif $first == "<" and $second == "<" then
 			setpath(["i"]; .i + 1)
 			| if peek == "<" then # <<< word: a here-string
 				setpath(["i"]; .i + 1) | target($stop) | setpath(["r"]; .r + [["<<", .ret]])
-				| if .cmds[.cur].stdin == null then .cmds[.cur].stdin = .ret else . end
+				| setpath(["stdins"]; [.stdins, ["<<<", .cur, .ret]])
 			else
 				(peek | startswith("-")) as $strip # <<-: leading tabs stripped
 				| (if peek == "-" then setpath(["i"]; .i + 1) # <<- EOF
@@ -232,7 +239,7 @@ def parse($stop):
 			else lines($heredoc; $found + [$text]) end
 			end;
 		reduce .heredocs[] as $heredoc (.;
-			lines($heredoc; []) | .cmds[$heredoc[0]].stdin = (.ret | join("\n")))
+			lines($heredoc; []) | setpath(["stdins"]; [.stdins, ["<<", $heredoc[0], (.ret | join("\n"))]]))
 		| setpath(["heredocs"]; []);
 
 	# function NAME: the name is defined.
@@ -261,7 +268,7 @@ def parse($stop):
 					setpath(["i"]; .i + 1) | skip_blanks
 					| if (.w | length) == 1 and peek == ")" then
 						setpath(["i"]; .i + 1) | .functions[.w[0]] = true | setpath(["w"]; []) # name() { ...; }
-					else parse(")") | setpath(["found"]; .found + .ret) end # a subshell: its commands run
+					else parse(")") | add_chain("found") end # a subshell: its commands run
 				elif ($token | startswith("#")) and starts_word then
 					setpath(["i"]; next("\n")) # a comment
 				elif ($token | syntax | not) and ends_after($token; $stop) then
@@ -276,15 +283,16 @@ def parse($stop):
 				| words
 			end end;
 		{cur, w, r, s} as $outer
-		| setpath(["cur"]; (.cmds | length))
 		# nested: inside ( ), $( ), `` or <( ), where a cd does not last
-		| setpath(["cmds"]; .cmds + [{stdin: null, nested: (.depth > 1)}])
-		| setpath(["w"]; []) | setpath(["r"]; []) | setpath(["s"]; [])
-		| .pipe as $pipeline
+		| {id: .ids, pipeline: .pipe, nested: (.depth > 1)} as $command
+		| setpath(["cur"]; .ids) | setpath(["ids"]; .ids + 1)
+		| setpath(["w"]; []) | setpath(["r"]; []) | setpath(["s"]; null)
 		| words
-		| setpath(["cmds", .cur]; .cmds[.cur] + {words: .w, redirects: .r, pipeline: $pipeline, subs: .s})
 		| if .w == [] and .r == [] then .
-		else setpath(["found"]; .found + [.cur]) | setpath(["order"]; .order + [.cur]) end
+		else
+			setpath(["found"]; [.found, .w])
+			| setpath(["done"]; [.done, $command + {words: .w, redirects: .r, subs: (.s | items)}])
+		end
 		| . + $outer;
 
 	def commands:
@@ -303,10 +311,10 @@ def parse($stop):
 			else simple_command($stop) end)
 			| commands
 		end end;
-	if .depth >= max_nesting then setpath(["too_deep"]; true) | setpath(["i"]; .n) | setpath(["ret"]; [])
+	if .depth >= max_nesting then setpath(["too_deep"]; true) | setpath(["i"]; .n) | setpath(["ret"]; null)
 	else
 		{found, pipe} as $outer
-		| setpath(["depth"]; .depth + 1) | setpath(["found"]; []) | new_pipeline
+		| setpath(["depth"]; .depth + 1) | setpath(["found"]; null) | new_pipeline
 		| commands
 		| setpath(["depth"]; .depth - 1) | setpath(["ret"]; .found) | . + $outer
 	end;
@@ -314,13 +322,16 @@ def parse($stop):
 # The simple commands of a text, each with .subs as the words of its
 # substitutions' commands, and the functions it defines.
 def parsed:
-	{t: tokens, i: 0, cmds: [], order: [], functions: {}, pipelines: 0, pipe: 0, depth: 0,
-	 too_deep: false, heredocs: [], found: [], w: [], r: [], s: [], p: [], cur: null}
+	{t: tokens, i: 0, ids: 0, done: null, stdins: null, functions: {}, pipelines: 0, pipe: 0,
+	 depth: 0, too_deep: false, heredocs: [], found: null, w: [], r: [], s: null, p: [], cur: null}
 	| setpath(["n"]; (.t | length))
 	| parse("")
-	| .cmds as $cmds
+	# a here-document sets a command's stdin; a here-string, when none has yet
+	| (reduce (.stdins | items[]) as [$kind, $id, $text] ({};
+		($id | tostring) as $key
+		| if $kind == "<<<" and has($key) then . else setpath([$key]; $text) end)) as $stdin
 	| {too_deep, functions,
-	   commands: [.order[] | $cmds[.] | if .subs == [] then . else .subs = [$cmds[.subs[]].words] end]};
+	   commands: [.done | items[] | .stdin = $stdin[.id | tostring]]};
 
 # --- Where a path points -------------------------------------------------------------
 
@@ -428,6 +439,11 @@ def guard_policy($rules; $policy):
 	   devices: (($classes.device // []) | patterns),
 	   secrets: (($classes.secret // []) | patterns),
 	   "not secrets": (($classes["not secret"] // []) | patterns)}
+	# the lists of interpreters "piped to" asks about (the shells first), each rule knowing its own
+	| setpath(["piped lists"]; [.shells] + [.rules[] | .fits["piped to"] | values])
+	| setpath(["rules"]; [foreach .rules[] as $rule (0;
+		if $rule.fits["piped to"] then . + 1 else . end;
+		if $rule.fits["piped to"] then $rule + {"piped list": .} else $rule end)])
 	| setpath(["named"]; (reduce .rules[] as $rule ({};
 		reduce ($rule["command patterns"].exact // {} | keys[]) as $name (.; .[$name] += [$rule.at]))))
 	| setpath(["unnamed"]; [.rules[] | select(.command == null or (.["command patterns"].globs != []))])
@@ -649,8 +665,10 @@ def reads_program($data):
 	| $first == "-" or $first == "/dev/stdin" or some(.args[]; . == "-s") end;
 
 # Whether a later command of the pipeline ($line) runs the program it reads.
-def piped_to($c; line; $at; $names):
-	some(line[] | select(.k > $at) | .run; (.name | fits($names)) and reads_program($c.data));
+# $last: where the last such command of a long pipeline stands (null: look).
+def piped_to($c; line; $at; $names; $last):
+	if $last != null then $last > $at
+	else some(line[] | select(.k > $at) | .run; (.name | fits($names)) and reads_program($c.data)) end;
 
 # Whether what the command reads (< FILE, or earlier in its pipeline) has a class.
 def input_has($c; line; $at; $classes):
@@ -660,7 +678,7 @@ def input_has($c; line; $at; $classes):
 
 # Whether every field of the rule holds for the run: line gives its pipeline
 # ({k: where in the runs, run} each), $at is where it stands.
-def holds($c; $rule; line; $at; $functions; $memo):
+def holds($c; $rule; line; $at; $functions; $memo; $last):
 	(($rule["fork bomb"] | not) or fork_bomb(line; $functions))
 	and (($rule | has("redirect") | not) or some(.command.redirects[] | select(.[0] == ">");
 		.[1] | has_class($c; $rule.redirect)))
@@ -668,7 +686,8 @@ def holds($c; $rule; line; $at; $functions; $memo):
 		and ((.[0] | basename) as $name | some($rule.exec[]; . == $name))))
 	and (($rule | has("runs output of") | not) or some(.command.subs[];
 		unwrap($c.data; {}) | .name | fits($rule.fits["runs output of"])))
-	and (($rule | has("piped to") | not) or piped_to($c; line; $at; $rule.fits["piped to"]))
+	and (($rule | has("piped to") | not) or piped_to($c; line; $at; $rule.fits["piped to"];
+		$last[$rule["piped list"]]))
 	and (($rule | has("input") | not) or input_has($c; line; $at; $rule.input))
 	and (($rule | has_word_fields | not) or words_hold($c; $rule; $memo));
 
@@ -693,25 +712,30 @@ def follow_cd:
 def check_text($text; $depth):
 	# The checker after the run $runs[$at], with .refusal set when a rule holds.
 	# $members: the runs of each pipeline (where they stand in $runs).
-	def check_run($runs; $members; $at; $functions; $depth):
-		def line: [$members[$runs[$at].command.pipeline | tostring][] | {k: ., run: $runs[.]}];
-		setpath(["run"]; $runs[$at])
+	# $members: the runs of each pipeline (where they stand in $runs); $long:
+	# for pipelines of 32 commands or more, where the last that runs what it
+	# reads stands, for each of the "piped lists".
+	def check_run($runs; $members; $long; $at; $functions; $depth):
+		($runs[$at].command.pipeline | tostring) as $pipeline
+		| def line: [$members[$pipeline][] | {k: ., run: $runs[.]}];
+		($long[$pipeline] // []) as $last
+		| setpath(["run"]; $runs[$at])
 		| if .run.name == "cd" or .run.name == "pushd" or .run.name == "popd" then
-			setpath(["line"]; line | length)
+			setpath(["line"]; $members[$pipeline] | length)
 		else . end
 		| follow_cd
 		| . as $c
 		| ($c.run.name | rules_for($c.data)) as $rules
 		| (if some($rules[]; has_word_fields) then $c.run | word_memo($c) else null end) as $memo
 		| (first($rules[] as $rule
-			| $c.run | select(holds($c; $rule; line; $at; $functions; $memo))
+			| $c.run | select(holds($c; $rule; line; $at; $functions; $memo; $last))
 			| {rule: $rule.id, reason: ($rule.reason // ""), instead: ($rule.instead // "")}) // null)
 			as $refusal
 		| if $refusal != null then setpath(["refusal"]; $refusal)
 		else
 			# echo 'CODE' | sh
 			(if ($c.run.name == "echo" or $c.run.name == "printf")
-				and ($c.run | piped_to($c; line; $at; $c.data.shells))
+				and ($c.run | piped_to($c; line; $at; $c.data.shells; $last[0]))
 			then $c.run | .code += [.args | join(" ")] else $c.run end) as $run
 			| setpath(["refusal"]; null) | setpath(["next"]; 0)
 			| if $run.code == [] and $run.execs == [] then . else
@@ -722,7 +746,8 @@ def check_text($text; $depth):
 			| until(.refusal != null or .next >= ($run.code | length) + ($run.execs | length);
 				.next as $k
 				| [$run.execs[$k - ($run.code | length)] | unwrap($c.data; $run.command)] as $inner
-				| check_run($inner; {($inner[0].command.pipeline | tostring): [0]}; 0; $functions; $depth + 1)
+				| check_run($inner; {($inner[0].command.pipeline | tostring): [0]}; {}; 0; $functions;
+					$depth + 1)
 				| setpath(["here"]; $here)
 				| setpath(["next"]; $k + 1))
 			end
@@ -736,11 +761,16 @@ def check_text($text; $depth):
 			.data as $data
 			| [$parsed.commands[] | . as $command | .words | unwrap($data; $command | del(.words))] as $runs
 			| setpath(["refusal"]; null) | setpath(["at"]; 0)
-			| (reduce range(0; $runs | length) as $k ({};
-				($runs[$k].command.pipeline | tostring) as $p | setpath([$p]; (.[$p] // []) + [$k])))
+			| ([range(0; $runs | length)] | group_by($runs[.].command.pipeline)
+				| map({key: ($runs[.[0]].command.pipeline | tostring), value: .}) | from_entries)
 				as $members
+			| ($members | with_entries(select(.value | length >= 32) | .value as $ks
+				| .value = [$data["piped lists"][] as $names
+					| [$ks[] | select($runs[.] | (.name | fits($names)) and reads_program($data))]
+					| max // -1]))
+				as $long
 			| until(.refusal != null or .at >= ($runs | length);
-				.at as $at | check_run($runs; $members; $at; $parsed.functions; $depth)
+				.at as $at | check_run($runs; $members; $long; $at; $parsed.functions; $depth)
 				| setpath(["at"]; $at + 1))
 		end
 	end;
