@@ -82,7 +82,7 @@ def option_matches($wanted):
 # subs: the words of its $(...)'s commands, nested}; .stdins, what here-
 # documents and here-strings give each command (by id), in order;
 # .functions defined; .found, the words of the current level's commands;
-# .w, .r and .s, the words, redirections and subs of the command being read;
+# .w (a chain), .r and .s, the words, redirections and subs of the command being read;
 # .p, the parts of the word being read; .ret, what the last step gives back.
 # Steps change it with setpath, several times quicker than .i += 1 in jq 1.6.
 # Lists that grow with the command are chains, [rest, last] (null when
@@ -193,13 +193,13 @@ def parse($stop):
 
 	def redirect($stop):
 		.t[.i] as $first
-		| (if (.w | length > 0) and (.w[-1] | is_number) and .t[.i - 1] == .w[-1] then
-			.w |= .[:-1] # 2> file: the 2 belongs to the redirection
+		| (if .w != null and (.w[1] | is_number) and .t[.i - 1] == .w[1] then
+			setpath(["w"]; .w[0]) # 2> file: the 2 belongs to the redirection
 		else . end)
 		| setpath(["i"]; .i + 1)
 		| peek as $second
 		| if $second == "(" then # <(...) or >(...): a process substitution, a word
-			setpath(["i"]; .i + 1) | parse(")") | add_chain("s") | setpath(["w"]; .w + [substitution])
+			setpath(["i"]; .i + 1) | parse(")") | add_chain("s") | setpath(["w"]; [.w, substitution])
 		elif $first == "<" and $second == "<" then
 			setpath(["i"]; .i + 1)
 			| if peek == "<" then # <<< word: a here-string
@@ -254,7 +254,7 @@ def parse($stop):
 			else .t[.i] as $token
 			| if ($token | syntax | not) and ends_after($token; $stop) and $token != "function" then
 				# a plain word: the usual case, taken whole
-				setpath(["i"]; .i + 1) | setpath(["w"]; .w + [$token]) | words
+				setpath(["i"]; .i + 1) | setpath(["w"]; [.w, $token]) | words
 			elif $token == $stop or {";": 1, "\n": 1, "|": 1, ")": 1}[$token] != null then .
 			elif $token == "&" then
 				if .t[.i + 1] == ">" then # &> and &>>: both outputs into a file
@@ -266,19 +266,19 @@ def parse($stop):
 				elif $token == "<" or $token == ">" then redirect($stop)
 				elif $token == "(" then
 					setpath(["i"]; .i + 1) | skip_blanks
-					| if (.w | length) == 1 and peek == ")" then
-						setpath(["i"]; .i + 1) | .functions[.w[0]] = true | setpath(["w"]; []) # name() { ...; }
+					| if .w != null and .w[0] == null and peek == ")" then
+						setpath(["i"]; .i + 1) | .functions[.w[1]] = true | setpath(["w"]; null) # name() { ...; }
 					else parse(")") | add_chain("found") end # a subshell: its commands run
 				elif ($token | startswith("#")) and starts_word then
 					setpath(["i"]; next("\n")) # a comment
 				elif ($token | syntax | not) and ends_after($token; $stop) then
 					setpath(["i"]; .i + 1) # a plain word: the usual case, taken whole
-					| if $token == "function" and .w == [] then function_name($stop)
-					else setpath(["w"]; .w + [$token]) end
+					| if $token == "function" and .w == null then function_name($stop)
+					else setpath(["w"]; [.w, $token]) end
 				else
 					word($stop)
-					| if .ret == "function" and .w == [] then function_name($stop)
-					else setpath(["w"]; .w + [.ret]) end
+					| if .ret == "function" and .w == null then function_name($stop)
+					else setpath(["w"]; [.w, .ret]) end
 				end)
 				| words
 			end end;
@@ -286,12 +286,13 @@ def parse($stop):
 		# nested: inside ( ), $( ), `` or <( ), where a cd does not last
 		| {id: .ids, pipeline: .pipe, nested: (.depth > 1)} as $command
 		| setpath(["cur"]; .ids) | setpath(["ids"]; .ids + 1)
-		| setpath(["w"]; []) | setpath(["r"]; []) | setpath(["s"]; null)
+		| setpath(["w"]; null) | setpath(["r"]; []) | setpath(["s"]; null)
 		| words
-		| if .w == [] and .r == [] then .
+		| if .w == null and .r == [] then .
 		else
-			setpath(["found"]; [.found, .w])
-			| setpath(["done"]; [.done, $command + {words: .w, redirects: .r, subs: (.s | items)}])
+			(.w | items) as $words
+			| setpath(["found"]; [.found, $words])
+			| setpath(["done"]; [.done, $command + {words: $words, redirects: .r, subs: (.s | items)}])
 		end
 		| . + $outer;
 
@@ -323,7 +324,7 @@ def parse($stop):
 # substitutions' commands, and the functions it defines.
 def parsed:
 	{t: tokens, i: 0, ids: 0, done: null, stdins: null, functions: {}, pipelines: 0, pipe: 0,
-	 depth: 0, too_deep: false, heredocs: [], found: null, w: [], r: [], s: null, p: [], cur: null}
+	 depth: 0, too_deep: false, heredocs: [], found: null, w: null, r: [], s: null, p: [], cur: null}
 	| setpath(["n"]; (.t | length))
 	| parse("")
 	# a here-document sets a command's stdin; a here-string, when none has yet
@@ -671,10 +672,16 @@ def piped_to($c; line; $at; $names; $last):
 	else some(line[] | select(.k > $at) | .run; (.name | fits($names)) and reads_program($c.data)) end;
 
 # Whether what the command reads (< FILE, or earlier in its pipeline) has a class.
-def input_has($c; line; $at; $classes):
+# $first: in a long pipeline, the first command that reads or names such a
+# file (null: look).
+def input_has($c; line; $at; $classes; $first):
+	if $first != null then
+		some(.command.redirects[]; .[0] == "<" and (.[1] | has_class($c; $classes))) or $first < $at
+	else
 	some(line[] | select(.k <= $at);
 		.k != $at and some(.run.args[] | select(is_option | not); has_class($c; $classes))
-		or some(.run.command.redirects[]; .[0] == "<" and (.[1] | has_class($c; $classes))));
+		or some(.run.command.redirects[]; .[0] == "<" and (.[1] | has_class($c; $classes))))
+	end;
 
 # Whether every field of the rule holds for the run: line gives its pipeline
 # ({k: where in the runs, run} each), $at is where it stands.
@@ -688,7 +695,8 @@ def holds($c; $rule; line; $at; $functions; $memo; $last):
 		unwrap($c.data; {}) | .name | fits($rule.fits["runs output of"])))
 	and (($rule | has("piped to") | not) or piped_to($c; line; $at; $rule.fits["piped to"];
 		$last[$rule["piped list"]]))
-	and (($rule | has("input") | not) or input_has($c; line; $at; $rule.input))
+	and (($rule | has("input") | not) or input_has($c; line; $at; $rule.input;
+		$c.inputs["\($c.pipeline) \($rule.at)"]))
 	and (($rule | has_word_fields | not) or words_hold($c; $rule; $memo));
 
 # cd DIR moves where later relative paths point (null: not known).
@@ -724,8 +732,24 @@ def check_text($text; $depth):
 			setpath(["line"]; $members[$pipeline] | length)
 		else . end
 		| follow_cd
+		| .data as $data | (.run.name | rules_for($data)) as $rules
+		# a long pipeline: what its commands read, looked at once per rule
+		| setpath(["pipeline"]; $pipeline)
+		| (if $long | has($pipeline) | not then .
+		else
+			reduce ($rules[] | select(has("input"))) as $rule (.;
+				"\($pipeline) \($rule.at)" as $key
+				| if .inputs[$key] != null then .
+				else
+					. as $c
+					| setpath(["inputs", $key]; first(line[] | select(
+						some(.run.args[] | select(is_option | not); has_class($c; $rule.input))
+						or some(.run.command.redirects[];
+							.[0] == "<" and (.[1] | has_class($c; $rule.input))))
+						| .k) // infinite)
+				end)
+		end)
 		| . as $c
-		| ($c.run.name | rules_for($c.data)) as $rules
 		| (if some($rules[]; has_word_fields) then $c.run | word_memo($c) else null end) as $memo
 		| (first($rules[] as $rule
 			| $c.run | select(holds($c; $rule; line; $at; $functions; $memo; $last))
@@ -761,6 +785,7 @@ def check_text($text; $depth):
 			.data as $data
 			| [$parsed.commands[] | . as $command | .words | unwrap($data; $command | del(.words))] as $runs
 			| setpath(["refusal"]; null) | setpath(["at"]; 0)
+			| .inputs as $inputs | setpath(["inputs"]; {})
 			| ([range(0; $runs | length)] | group_by($runs[.].command.pipeline)
 				| map({key: ($runs[.[0]].command.pipeline | tostring), value: .}) | from_entries)
 				as $members
@@ -772,6 +797,7 @@ def check_text($text; $depth):
 			| until(.refusal != null or .at >= ($runs | length);
 				.at as $at | check_run($runs; $members; $long; $at; $parsed.functions; $depth)
 				| setpath(["at"]; $at + 1))
+			| setpath(["inputs"]; $inputs)
 		end
 	end;
 
