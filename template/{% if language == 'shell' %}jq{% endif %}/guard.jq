@@ -94,7 +94,17 @@ def items: if . == null then [] else [recurse(.[0]; . != null) | .[1]] | reverse
 def add_chain($key): reduce (.ret | items[]) as $item (.; setpath([$key]; [.[$key], $item]));
 
 # Runs of ordinary characters, runs of blanks, or one character of syntax.
-def tokens: [match("[^ \\t\\n'\"\\\\$`()|&;<>]+|[ \\t]+|[\\s\\S]"; "g").string];
+# The text is first split at characters that are always a token of their
+# own: matching is then quicker (jq 1.6 counts each match's place from the
+# start of the text).
+def tokens:
+	def pieces($separators):
+		if $separators == [] then match("[^ \\t\\n'\"\\\\$`()|&;<>]+|[ \\t]+|[\\s\\S]"; "g").string
+		else $separators[0] as $separator | $separators[1:] as $rest
+		| split($separator) as $parts
+		| ($parts[0] // "" | pieces($rest)), ($parts[1:][] | $separator, pieces($rest))
+		end;
+	[pieces([";", "\n", "|", "&", "\""])];
 
 def ends_word: {"\n": 1, ";": 1, "&": 1, "|": 1, "(": 1, ")": 1, "<": 1, ">": 1}[.] != null;
 def syntax:
@@ -249,13 +259,23 @@ def parse($stop):
 		else . end;
 
 	def simple_command($stop):
+		# Whether the token $k is a plain word, taken whole (the usual case).
+		def plain($t; $k):
+			$t[$k] as $token
+			| ($token | syntax | not) and $token != "function"
+			and ($t[$k + 1] // " " | if . == "(" and ($token | endswith("=")) then false # a=(x y)
+				else is_blank or ends_word or . == $stop end);
 		def words:
-			if .i >= .n then .
+			.t as $t
+			# plain words and blanks, taken at once
+			| (first(range(.i; .n) | select(($t[.] | is_blank) or plain($t; .) | not)) // .n) as $upto
+			| if $upto == .i then . else
+				setpath(["w"]; reduce range(.i; $upto) as $k (.w; if $t[$k] | is_blank then . else [., $t[$k]] end))
+				| setpath(["i"]; $upto)
+			end
+			| if .i >= .n then .
 			else .t[.i] as $token
-			| if ($token | syntax | not) and ends_after($token; $stop) and $token != "function" then
-				# a plain word: the usual case, taken whole
-				setpath(["i"]; .i + 1) | setpath(["w"]; [.w, $token]) | words
-			elif $token == $stop or {";": 1, "\n": 1, "|": 1, ")": 1}[$token] != null then .
+			| if $token == $stop or {";": 1, "\n": 1, "|": 1, ")": 1}[$token] != null then .
 			elif $token == "&" then
 				if .t[.i + 1] == ">" then # &> and &>>: both outputs into a file
 					setpath(["i"]; .i + 2) | (if peek == ">" then setpath(["i"]; .i + 1) else . end)
@@ -428,6 +448,8 @@ def guard_policy($rules; $policy):
 	| {rules: [$list | to_entries[] | .value + {
 			at: .key,
 			"command patterns": (.value.command | if type == "array" then patterns else null end),
+			subcommands: (.value.subcommand | if type == "array" then
+				map(select(type == "string") | {key: ., value: true}) | from_entries else null end),
 			"fits": (.value | with_entries(select(.key == "arg" or .key == "runs output of"
 				or .key == "piped to") | .value |= patterns))}],
 	   wrappers: ($data.wrappers // {}),
@@ -435,7 +457,9 @@ def guard_policy($rules; $policy):
 	   "code globs": [$code | to_entries[] | select(.key | index("*") != null)
 		| {parts: (.key | split("*")), options: .value}],
 	   shells: (($data.shells // []) | patterns),
-	   "option values": ($data["option values"] // {}),
+	   # {NAME: {OPTION: true}}: the options of NAME that take the next word
+	   "option values": (($data["option values"] // {})
+		| map_values(map(select(type == "string") | {key: ., value: true}) | from_entries)),
 	   temp: [($classes.temp // [])[] | normal],
 	   devices: (($classes.device // []) | patterns),
 	   secrets: (($classes.secret // []) | patterns),
@@ -476,7 +500,8 @@ def has_class($c; $classes):
 		and (secret_forms | some(.[]; fits($c.data.secrets))
 			and (some(.[]; fits($c.data["not secrets"])) | not))
 	or some($classes[]; . == "device") and fits($c.data.devices)
-	or (where($c) as $class | some($classes[]; . == $class));
+	or some($classes[]; . != "secret" and . != "device")
+		and (where($c) as $class | some($classes[]; . == $class));
 
 # The options after which a shell or interpreter takes its code (-c).
 def code_options($data):
@@ -562,15 +587,16 @@ def unwrap($data; $command):
 	| find_code($data)
 	end;
 
-# Where the first word that is not an option stands (git's push, ...), or null.
+# Where the first word that is not an option stands (git's push, ...), or
+# null. $with_value: {OPTION: true} for the options that take the next word.
 def subcommand($with_value):
 	. as $args
-	| if length > 0 and (.[0] | is_option | not) and (some($with_value[]; . == $args[0]) | not)
+	| if length > 0 and (.[0] | is_option | not) and $with_value[.[0]] == null
 	then 0 # the usual case
 	else {i: 0}
 	| until(.i >= ($args | length) or .found;
 		$args[.i] as $arg
-		| if some($with_value[]; . == $arg) then setpath(["i"]; .i + 2)
+		| if $with_value[$arg] != null then setpath(["i"]; .i + 2)
 		elif $arg | is_option then setpath(["i"]; .i + 1)
 		else setpath(["found"]; true) end)
 	| if .found then .i else null end
@@ -579,7 +605,7 @@ def subcommand($with_value):
 # Options, positional words, and the values of --name=value options.
 def split_args($with_value):
 	. as $args
-	| if index(["--"]) == null and every($with_value[]; . as $option | $args | index([$option]) == null)
+	| if every(.[]; . != "--" and $with_value[.] == null)
 	then # the usual case: a word is an option or not, whatever stands before it
 		{options: map(select(is_option)), positionals: map(select(is_option | not)),
 		 values: [.[] | select(startswith("--") and index("=") != null) | after("=")]}
@@ -591,7 +617,7 @@ def split_args($with_value):
 			.options += [$arg] | .positionals += $args[.i + 1:] | .i = ($args | length)
 		elif $arg | is_option then
 			.options += [$arg]
-			| (if some($with_value[]; . == $arg) then .i += 1
+			| (if $with_value[$arg] != null then .i += 1
 			elif ($arg | startswith("--")) and ($arg | index("=") != null) then
 				.values += [$arg | after("=")]
 			else . end)
@@ -609,12 +635,12 @@ def pick_targets($rule; $split):
 	else $split.positionals + $split.values end
 	| if . == [] and ($rule | has("default target")) then [$rule["default target"]] else . end;
 
-# What the rules' word fields look at, worked out once per run: where the
-# subcommand stands (or null), and the split of the words after it and of
-# all the words.
-def word_memo($c):
-	($c.data["option values"][.name] // []) as $with_value
-	| (.args | subcommand($with_value)) as $sub
+# What the rules' word fields look at, worked out once per run: the split
+# of all the words, and when a rule has a subcommand ($sub), where it stands
+# (or null) and the split of the words after it.
+def word_memo($c; $sub):
+	($c.data["option values"][.name] // {}) as $with_value
+	| (if $sub then .args | subcommand($with_value) else null end) as $sub
 	| {sub: $sub, all: (.args | split_args($with_value)),
 	   after: (if $sub == null then null else .args[$sub + 1:] | split_args($with_value) end)};
 
@@ -633,7 +659,7 @@ def words_hold($c; $rule; $memo):
 	elif ($rule | has("option") or has("not option") or has("arg") or has("target") | not) then true
 	else
 		(if ($rule.skip // 0) == 0 then .
-		else .args[$rule.skip:] | {args: ., split: split_args($c.data["option values"][$c.run.name] // [])}
+		else .args[$rule.skip:] | {args: ., split: split_args($c.data["option values"][$c.run.name] // {})}
 		end)
 		| .split as $split
 		| .args
@@ -686,7 +712,9 @@ def input_has($c; line; $at; $classes; $first):
 # Whether every field of the rule holds for the run: line gives its pipeline
 # ({k: where in the runs, run} each), $at is where it stands.
 def holds($c; $rule; line; $at; $functions; $memo; $last):
-	(($rule["fork bomb"] | not) or fork_bomb(line; $functions))
+	# the quick test first: a subcommand the rule is not about
+	($rule.subcommands == null or $memo.sub != null and $rule.subcommands[.args[$memo.sub]] != null)
+	and (($rule["fork bomb"] | not) or fork_bomb(line; $functions))
 	and (($rule | has("redirect") | not) or some(.command.redirects[] | select(.[0] == ">");
 		.[1] | has_class($c; $rule.redirect)))
 	and (($rule | has("exec") | not) or some(.execs[]; length > 0
@@ -750,7 +778,8 @@ def check_text($text; $depth):
 				end)
 		end)
 		| . as $c
-		| (if some($rules[]; has_word_fields) then $c.run | word_memo($c) else null end) as $memo
+		| (if some($rules[]; has_word_fields) then $c.run | word_memo($c; some($rules[]; has("subcommand")))
+		else null end) as $memo
 		| (first($rules[] as $rule
 			| $c.run | select(holds($c; $rule; line; $at; $functions; $memo; $last))
 			| {rule: $rule.id, reason: ($rule.reason // ""), instead: ($rule.instead // "")}) // null)
