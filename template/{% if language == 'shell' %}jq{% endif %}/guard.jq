@@ -82,8 +82,9 @@ def option_matches($wanted):
 # subs: the words of its $(...)'s commands, nested}; .stdins, what here-
 # documents and here-strings give each command (by id), in order;
 # .functions defined; .found, the words of the current level's commands;
-# .w (a chain), .r and .s, the words, redirections and subs of the command being read;
-# .p, the parts of the word being read; .ret, what the last step gives back.
+# .w, .r and .s, the words, redirections and subs of the command being read;
+# .p, the parts of the word being read; .heredocs, the here-documents
+# started on the current line; .ret, what the last step gives back.
 # Steps change it with setpath, several times quicker than .i += 1 in jq 1.6.
 # Lists that grow with the command are chains, [rest, last] (null when
 # empty): adding to them takes the same time however long they are.
@@ -93,13 +94,29 @@ def items: if . == null then [] else [recurse(.[0]; . != null) | .[1]] | reverse
 # Adds the items of the chain .ret to the chain at $key.
 def add_chain($key): reduce (.ret | items[]) as $item (.; setpath([$key]; [.[$key], $item]));
 
+# Long text cut at single spaces between other characters, in pieces of
+# about 256 characters.
+def chunks:
+	if length < 512 then .
+	else foreach (split(" ")[], null) as $part ({chunk: null};
+		if $part == null then .out = .chunk
+		elif .chunk == null then .chunk = $part | .out = null
+		elif (.chunk | length) > 256 and $part != "" and ($part | startswith("\t") | not)
+			and (.chunk | . == "" or endswith(" ") or endswith("\t") | not)
+		then .out = .chunk | .chunk = $part
+		else .chunk += " " + $part | .out = null end;
+		.out | values)
+	end;
+
 # Runs of ordinary characters, runs of blanks, or one character of syntax.
-# The text is first split at characters that are always a token of their
-# own: matching is then quicker (jq 1.6 counts each match's place from the
-# start of the text).
+# The text is first cut at characters that are always a token of their
+# own, and at single spaces: matching is then quicker (jq 1.6 counts each
+# match's place from the start of the text).
 def tokens:
 	def pieces($separators):
-		if $separators == [] then match("[^ \\t\\n'\"\\\\$`()|&;<>]+|[ \\t]+|[\\s\\S]"; "g").string
+		if $separators == [] then
+			def each: match("[^ \\t\\n'\"\\\\$`()|&;<>]+|[ \\t]+|[\\s\\S]"; "g").string;
+			[chunks] as $chunks | ($chunks[0] | each), ($chunks[1:][] | " ", each)
 		else $separators[0] as $separator | $separators[1:] as $rest
 		| split($separator) as $parts
 		| ($parts[0] // "" | pieces($rest)), ($parts[1:][] | $separator, pieces($rest))
@@ -138,22 +155,26 @@ def parse($stop):
 			setpath(["i"]; .i + 1)
 			| if peek == "(" then # $(( arithmetic )): no command in it
 				setpath(["i"]; .i + 1) | raw_until(")") | (if peek == ")" then setpath(["i"]; .i + 1) else . end)
-				| setpath(["p"]; .p + ["$((0))"])
-			else parse(")") | add_chain("s") | setpath(["p"]; .p + [substitution]) end
+				| setpath(["p"]; [.p, "$((0))"])
+			else parse(")") | add_chain("s") | setpath(["p"]; [.p, substitution]) end
 		elif $following | startswith("{") then # ${...} as written, up to its }
 			.i as $start
 			| until(.i >= .n or (.t[.i] | index("}") != null); setpath(["i"]; .i + 1))
 			| setpath(["i"]; .i + 1)
-			| setpath(["p"]; .p + ["$" + (.t[$start:.i] | add // "")])
+			| setpath(["p"]; [.p, "$" + (.t[$start:.i] | add // "")])
 		elif $following == "'" then # $'...': a backslash escapes the next token
 			setpath(["i"]; .i + 1)
 			| until(.i >= .n or .t[.i] == "'"; (if .t[.i] == "\\" then setpath(["i"]; .i + 1) else . end)
-				| setpath(["p"]; .p + [peek]) | setpath(["i"]; .i + 1))
+				| setpath(["p"]; [.p, peek]) | setpath(["i"]; .i + 1))
 			| setpath(["i"]; .i + 1)
-		else setpath(["p"]; .p + ["$"]) end;
+		else setpath(["p"]; [.p, "$"]) end;
 
 	def double_quoted:
-		if .i >= .n then .
+		# the text up to the next " \ $ or `, taken at once
+		.t as $t
+		| (first(range(.i; .n) | select({"\"": 1, "\\": 1, "$": 1, "`": 1}[$t[.]] != null)) // .n) as $upto
+		| (if $upto == .i then . else setpath(["p"]; [.p, ($t[.i:$upto] | add)]) | setpath(["i"]; $upto) end)
+		| if .i >= .n then .
 		else .t[.i] as $token
 		| setpath(["i"]; .i + 1)
 		| if $token == "\"" then .
@@ -161,11 +182,11 @@ def parse($stop):
 			(if $token == "\\" then
 				peek as $following
 				| if {"$": 1, "`": 1, "\"": 1, "\\": 1}[$following] != null then
-					setpath(["i"]; .i + 1) | setpath(["p"]; .p + [$following])
-				else setpath(["p"]; .p + ["\\"]) end
+					setpath(["i"]; .i + 1) | setpath(["p"]; [.p, $following])
+				else setpath(["p"]; [.p, "\\"]) end
 			elif $token == "$" then dollar
-			elif $token == "`" then parse("`") | add_chain("s") | setpath(["p"]; .p + [substitution])
-			else setpath(["p"]; .p + [$token]) end)
+			elif $token == "`" then parse("`") | add_chain("s") | setpath(["p"]; [.p, substitution])
+			else setpath(["p"]; [.p, $token]) end)
 			| double_quoted
 		end end;
 
@@ -175,24 +196,24 @@ def parse($stop):
 			if .i >= .n then .
 			else .t[.i] as $token
 			| if $token == $stop or ($token | ends_word or is_blank) then
-				if $token == "(" and (.p | length > 0 and (.[-1] | endswith("="))) then
+				if $token == "(" and (.p != null and (.p[1] | endswith("="))) then
 					# a=(x y): an array's words are data
-					setpath(["i"]; .i + 1) | raw_until(")") | setpath(["p"]; .p + ["(" + .ret + ")"])
+					setpath(["i"]; .i + 1) | raw_until(")") | setpath(["p"]; [.p, "(" + .ret + ")"])
 					| parts
 				else . end
 			else
 				setpath(["i"]; .i + 1)
-				| if $token == "'" then raw_until("'") | setpath(["p"]; .p + [.ret])
+				| if $token == "'" then raw_until("'") | setpath(["p"]; [.p, .ret])
 				elif $token == "\"" then double_quoted
 				elif $token == "\\" then
-					if peek != "" then setpath(["p"]; .p + [.t[.i]]) | setpath(["i"]; .i + 1) else . end
+					if peek != "" then setpath(["p"]; [.p, .t[.i]]) | setpath(["i"]; .i + 1) else . end
 				elif $token == "$" then dollar
-				elif $token == "`" then parse("`") | add_chain("s") | setpath(["p"]; .p + [substitution])
-				else setpath(["p"]; .p + [$token]) end
+				elif $token == "`" then parse("`") | add_chain("s") | setpath(["p"]; [.p, substitution])
+				else setpath(["p"]; [.p, $token]) end
 				| parts
 			end end;
 		.p as $outer
-		| setpath(["p"]; []) | parts | setpath(["ret"]; .p | add // "") | setpath(["p"]; $outer);
+		| setpath(["p"]; null) | parts | setpath(["ret"]; .p | items | add // "") | setpath(["p"]; $outer);
 
 	# The word after a redirection operator ("" if there is none), into .ret.
 	def target($stop):
@@ -213,7 +234,7 @@ def parse($stop):
 		elif $first == "<" and $second == "<" then
 			setpath(["i"]; .i + 1)
 			| if peek == "<" then # <<< word: a here-string
-				setpath(["i"]; .i + 1) | target($stop) | setpath(["r"]; .r + [["<<", .ret]])
+				setpath(["i"]; .i + 1) | target($stop) | setpath(["r"]; [.r, ["<<", .ret]])
 				| setpath(["stdins"]; [.stdins, ["<<<", .cur, .ret]])
 			else
 				(peek | startswith("-")) as $strip # <<-: leading tabs stripped
@@ -221,19 +242,19 @@ def parse($stop):
 				elif $strip then .t[.i] |= .[1:] # <<-EOF
 				else . end)
 				| target($stop)
-				| setpath(["heredocs"]; .heredocs + [[.cur, .ret, $strip]])
+				| setpath(["heredocs"]; [.heredocs, [.cur, .ret, $strip]])
 			end
 		elif $second == "&" then # >&2 and <&0 copy a descriptor; >& FILE writes it
 			setpath(["i"]; .i + 1)
 			| target($stop)
-			| if $first == ">" and (.ret | is_number or . == "-" | not) then setpath(["r"]; .r + [[">", .ret]])
+			| if $first == ">" and (.ret | is_number or . == "-" | not) then setpath(["r"]; [.r, [">", .ret]])
 			else . end
 		else
 			# >> and >| append or overwrite; <> reads and writes
 			(($second == ">" or $second == "|") and $first == ">" or $second == ">" and $first == "<")
 			as $two
 			| (if $two then setpath(["i"]; .i + 1) else . end)
-			| target($stop) | setpath(["r"]; .r + [[if $two then ">" else $first end, .ret]])
+			| target($stop) | setpath(["r"]; [.r, [if $two then ">" else $first end, .ret]])
 		end;
 
 	# The text of the here-documents started on the line just ended.
@@ -248,9 +269,9 @@ def parse($stop):
 				setpath(["ret"]; $found)
 			else lines($heredoc; $found + [$text]) end
 			end;
-		reduce .heredocs[] as $heredoc (.;
+		reduce (.heredocs | items[]) as $heredoc (.;
 			lines($heredoc; []) | setpath(["stdins"]; [.stdins, ["<<", $heredoc[0], (.ret | join("\n"))]]))
-		| setpath(["heredocs"]; []);
+		| setpath(["heredocs"]; null);
 
 	# function NAME: the name is defined.
 	def function_name($stop):
@@ -279,7 +300,7 @@ def parse($stop):
 			elif $token == "&" then
 				if .t[.i + 1] == ">" then # &> and &>>: both outputs into a file
 					setpath(["i"]; .i + 2) | (if peek == ">" then setpath(["i"]; .i + 1) else . end)
-					| target($stop) | setpath(["r"]; .r + [[">", .ret]]) | words
+					| target($stop) | setpath(["r"]; [.r, [">", .ret]]) | words
 				else . end
 			else
 				(if $token | is_blank then setpath(["i"]; .i + 1)
@@ -306,13 +327,13 @@ def parse($stop):
 		# nested: inside ( ), $( ), `` or <( ), where a cd does not last
 		| {id: .ids, pipeline: .pipe, nested: (.depth > 1)} as $command
 		| setpath(["cur"]; .ids) | setpath(["ids"]; .ids + 1)
-		| setpath(["w"]; null) | setpath(["r"]; []) | setpath(["s"]; null)
+		| setpath(["w"]; null) | setpath(["r"]; null) | setpath(["s"]; null)
 		| words
-		| if .w == null and .r == [] then .
+		| if .w == null and .r == null then .
 		else
 			(.w | items) as $words
 			| setpath(["found"]; [.found, $words])
-			| setpath(["done"]; [.done, $command + {words: $words, redirects: .r, subs: (.s | items)}])
+			| setpath(["done"]; [.done, $command + {words: $words, redirects: (.r | items), subs: (.s | items)}])
 		end
 		| . + $outer;
 
@@ -344,7 +365,7 @@ def parse($stop):
 # substitutions' commands, and the functions it defines.
 def parsed:
 	{t: tokens, i: 0, ids: 0, done: null, stdins: null, functions: {}, pipelines: 0, pipe: 0,
-	 depth: 0, too_deep: false, heredocs: [], found: null, w: null, r: [], s: null, p: [], cur: null}
+	 depth: 0, too_deep: false, heredocs: null, found: null, w: null, r: null, s: null, p: null, cur: null}
 	| setpath(["n"]; (.t | length))
 	| parse("")
 	# a here-document sets a command's stdin; a here-string, when none has yet
@@ -738,6 +759,10 @@ def follow_cd:
 			| if . != [] and $c.run.name != "popd" then .[0] else "~" end) as $path
 		| if $path == "-" or ($path | index("$") != null or startswith("~")) then setpath(["here"]; null)
 		elif $path | startswith("/") then setpath(["here"]; "/" + ($path | normal | join("/")))
+		elif .here != null and every($path | split("/")[]; . != "..") then # going down
+			($path | normal) as $parts
+			| if $parts == [] then .
+			else setpath(["here"]; (if .here == "/" then "" else .here end) + "/" + ($parts | join("/"))) end
 		elif .here != null then setpath(["here"]; "/" + (.here + "/" + $path | normal | join("/")))
 		else . end
 		# cd a; cd a; ...: too deep to follow
