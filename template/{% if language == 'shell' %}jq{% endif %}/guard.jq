@@ -109,19 +109,19 @@ def chunks:
 	end;
 
 # Runs of ordinary characters, runs of blanks, or one character of syntax.
-# The text is first cut at characters that are always a token of their
-# own, and at single spaces: matching is then quicker (jq 1.6 counts each
+# Long text is first cut at characters that are always a token of their
+# own, then at single spaces: matching is then quicker (jq 1.6 counts each
 # match's place from the start of the text).
 def tokens:
 	def pieces($separators):
-		if $separators == [] then
+		if $separators == [] or length < 512 then
 			def each: match("[^ \\t\\n'\"\\\\$`()|&;<>]+|[ \\t]+|[\\s\\S]"; "g").string;
 			[chunks] as $chunks | ($chunks[0] | each), ($chunks[1:][] | " ", each)
 		else $separators[0] as $separator | $separators[1:] as $rest
 		| split($separator) as $parts
 		| ($parts[0] // "" | pieces($rest)), ($parts[1:][] | $separator, pieces($rest))
 		end;
-	[pieces([";", "\n", "|", "&", "\""])];
+	[pieces(["\n", ";", "|", "&", "\"", "'", "(", ")", "<", ">", "$", "`", "\\"])];
 
 def ends_word: {"\n": 1, ";": 1, "&": 1, "|": 1, "(": 1, ")": 1, "<": 1, ">": 1}[.] != null;
 def syntax:
