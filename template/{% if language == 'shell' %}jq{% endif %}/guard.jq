@@ -697,6 +697,12 @@ def words_hold($c; $rule; $memo):
 		else true end
 	end;
 
+# The words echo or printf prints: not echo's options, not printf's format.
+def printed:
+	if .name == "printf" then (if (.args | length) > 1 then .args[1:] else .args end)
+	else .args | until(. == [] or {"-e": 1, "-n": 1, "-E": 1, "-ne": 1, "-en": 1}[.[0]] == null; .[1:])
+	end;
+
 # A function defined here, run twice in one pipeline: name() { name | name & }.
 def fork_bomb(line; $functions):
 	.name as $name
@@ -814,7 +820,7 @@ def check_text($text; $depth):
 			# echo 'CODE' | sh
 			(if ($c.run.name == "echo" or $c.run.name == "printf")
 				and ($c.run | piped_to($c; line; $at; $c.data.shells; $last[0]))
-			then $c.run | .code += [.args | join(" ")] else $c.run end) as $run
+			then $c.run | .code += [printed | join(" ")] else $c.run end) as $run
 			| setpath(["refusal"]; null) | setpath(["next"]; 0)
 			| if $run.code == [] and $run.execs == [] then . else
 			.here as $here # a cd in code run by another shell does not last
@@ -863,8 +869,9 @@ def check($data; $cwd):
 	| . as $text
 	| if length > max_command then too_long
 	else
-		($cwd | if type == "string" and startswith("/") then . else "/.project" end | normal)
-			as $project
+		# the project folder; "/" or none is no project: no path is inside it
+		($cwd | if type == "string" and startswith("/") and normal != [] then . else "/.project" end
+			| normal) as $project
 		| {data: $data, project: $project, here: ("/" + ($project | join("/"))), temp: $data.temp}
 		| check_text($text; 0) | .refusal
 	end;
