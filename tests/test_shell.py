@@ -52,7 +52,9 @@ def build_jq(target: Path) -> None:
             source = outer.extractfile(member)
             assert source is not None
             with tarfile.open(fileobj=source) as inner:
-                inner.extractall(work, filter="data")
+                # filter= arrived in Python 3.11.4; older 3.11s extract as before
+                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+                inner.extractall(work, **safe)
         src = work / f"jq-{JQ_VERSION}"
         configure = ["./configure", "--with-oniguruma=builtin", "--disable-docs"]
         configure += ["--disable-shared", "--enable-static"]
