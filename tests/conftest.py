@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import itertools
 import json
 import os
 import shutil
@@ -28,13 +27,19 @@ GUARD_ALLOWED: list[str] = GUARD_CASES["allowed"]
 # Hypothesis tests run derandomized; HYPOTHESIS_SCALE=10 tries ten times as
 # many examples, to search harder locally.
 HYPOTHESIS_SCALE = int(os.environ.get("HYPOTHESIS_SCALE", "1"))
-CAPABILITIES = ["commands", "tools", "events", "guard"]
-# Every non-empty combination of capabilities, e.g. "commands+guard".
+CAPABILITIES = ["commands", "tools", "events", "guard", "panel", "ask", "prompt", "skills"]
+# The 255 combinations of eight capabilities are too many to build in every
+# language, so the matrix samples them: each capability alone, all of them, and
+# all but one for each. Every pair of capabilities meets in a project (in all
+# but one of the others), and each one is seen without each other one.
 COMBINATIONS = [
-    list(combo)
-    for size in range(1, len(CAPABILITIES) + 1)
-    for combo in itertools.combinations(CAPABILITIES, size)
+    *([capability] for capability in CAPABILITIES),
+    *([c for c in CAPABILITIES if c != left] for left in CAPABILITIES),
+    CAPABILITIES,
 ]
+# The capabilities that run no process: a project with only these has no
+# handler, no runtime and no build step.
+NO_PROCESS = ["skills"]
 
 
 @dataclass(frozen=True)
@@ -227,9 +232,10 @@ class Projects:
             if dst:
                 answers = {**dict(VARIANTS[variant].answers), **answers}
                 render(dst, language=language, capabilities=capabilities, **answers)
-                if language == "typescript":
-                    self._seed_node_modules(dst)
-                build(dst)
+                if (dst / "build").exists():  # not when it runs no process
+                    if language == "typescript":
+                        self._seed_node_modules(dst)
+                    build(dst)
         return self.base / name
 
     def _seed_node_modules(self, project: Path) -> None:

@@ -14,8 +14,10 @@ from conftest import (
     COMBINATIONS,
     HANDLER,
     LANGUAGES,
+    NO_PROCESS,
     VARIANTS,
     combo_id,
+    render,
     run,
     smoke,
 )
@@ -29,18 +31,21 @@ MATRIX = [
     for language in LANGUAGES
     for caps in COMBINATIONS
 ]
+# The projects that start a process (a skills-only one has nothing to build).
+PROCESS_MATRIX = [param for param in MATRIX if param.values[1] != NO_PROCESS]
 
 
 def tool(name: str) -> str:
     return shutil.which(name, path=BIN) or shutil.which(name) or name
 
 
-@pytest.mark.parametrize(("language", "capabilities"), MATRIX)
+@pytest.mark.parametrize(("language", "capabilities"), PROCESS_MATRIX)
 def test_renders_builds_and_passes_its_smoke_test(projects, language, capabilities):
     project = projects.get(language, capabilities)
 
     variant = VARIANTS[language]
     manifest = json.loads((project / "extension.json").read_text())
+    skills = {"skills": ["skills/demo-ext"]} if "skills" in capabilities else {}
     assert manifest == {
         "name": "demo-ext",
         "version": "0.1.0",
@@ -48,6 +53,7 @@ def test_renders_builds_and_passes_its_smoke_test(projects, language, capabiliti
         "args": list(variant.args),
         "language": variant.language,
         "description": "A zot extension",
+        **skills,
         "enabled": True,
     }
     for executable in (*variant.executables, "build", "smoke-test"):
@@ -65,6 +71,52 @@ def test_renders_builds_and_passes_its_smoke_test(projects, language, capabiliti
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
+def test_smoke_test_passes_against_an_older_host(projects, language):
+    """As zot 0.1.62 answers: no capabilities in hello_ack, so no tool_cancel,
+    no panels opened by tools, no submit, no before_agent_start."""
+    project = projects.get(language, [c for c in CAPABILITIES if c not in NO_PROCESS])
+    report = smoke(project, "--old-host")
+    checks = {c["check"]: c for c in report["checks"]}
+    older = [c for c in checks if "0.1.62" in c]
+    assert older, checks  # the ask tool answers at once, the prompt is skipped
+    assert all(checks[c]["status"] in ("pass", "skip") for c in older), older
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_skills_only_project_runs_no_process(tmp_path, language):
+    project = render(tmp_path / "skills", language=language, capabilities=["skills"])
+    assert sorted(p.name for p in project.iterdir() if p.name != ".github") == [
+        ".copier-answers.yml",
+        ".gitignore",
+        "README.md",
+        "extension.json",
+        "skills",
+        "smoke-test",
+    ]
+    manifest = json.loads((project / "extension.json").read_text())
+    assert manifest == {
+        "name": "demo-ext",
+        "version": "0.1.0",
+        "description": "A zot extension",
+        "skills": ["skills/demo-ext"],
+        "enabled": True,
+    }
+    skill = (project / "skills" / "demo-ext" / "SKILL.md").read_text()
+    assert skill.startswith('---\nname: demo-ext\ndescription: "A zot extension"\n---\n')
+    report = smoke(project)
+    statuses = {c["check"]: c["status"] for c in report["checks"]}
+    assert statuses == {
+        "skill \"skills/demo-ext\"": "pass",
+        "extension.json without exec": "pass",
+    }
+    # a skill without a description is refused
+    (project / "skills" / "demo-ext" / "SKILL.md").write_text("---\nname: x\n---\n\nBody.\n")
+    result = run(["./smoke-test", "--json"], project)
+    assert result.returncode == 1, result.stdout
+    assert "needs a description" in result.stdout
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
 def test_smoke_test_passes_in_a_shared_process_group(projects, language):
     """As zot 0.1.62 starts it: in the host's process group, not one of its own."""
     project = projects.get(language, CAPABILITIES)
@@ -74,7 +126,7 @@ def test_smoke_test_passes_in_a_shared_process_group(projects, language):
 
 @pytest.mark.parametrize(
     ("language", "capabilities"),
-    [param for param in MATRIX if VARIANTS[param.values[0]].unit_tests],
+    [param for param in PROCESS_MATRIX if VARIANTS[param.values[0]].unit_tests],
 )
 def test_own_unit_tests_pass(projects, language, capabilities):
     project = projects.get(language, capabilities)
@@ -95,7 +147,7 @@ def test_own_unit_tests_pass(projects, language, capabilities):
         assert re.search(r"fail 0$", result.stdout, re.MULTILINE), result.stdout
 
 
-@pytest.mark.parametrize(("language", "capabilities"), MATRIX)
+@pytest.mark.parametrize(("language", "capabilities"), PROCESS_MATRIX)
 def test_generated_code_is_formatted_and_lint_clean(projects, language, capabilities):
     project = projects.get(language, capabilities)
     if language == "python":
