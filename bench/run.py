@@ -6,8 +6,9 @@
     python bench/run.py --only python    one variant (repeatable, or a,b)
     python bench/run.py --out DIR        write results.md, startup.png, results.json there
 
-Every language variant is rendered from this checkout with all capabilities
-(commands, tools, events, guard) and built with its own ./build, then started
+Every language variant is rendered from this checkout with the capabilities
+commands, tools, events and guard (--capabilities chooses others) and built
+with its own ./build, then started
 the way zot starts it (tests/conftest.py and tests/host.py say how). Reference
 points: the TypeScript skeleton run by a global tsx and by `npx --yes tsx`
 (the two ways zot's docs show), and a floor, the smallest possible extension
@@ -43,6 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import VARIANTS, configure_go, render, slow_tool
 from driver import Extension, Timeout, TreeSampler, command_line, encode, group_cpu
 
+# The capabilities measured by default: the four every zot serves, so that the
+# figures compare with earlier results; --capabilities measures others.
 CAPABILITIES = ["commands", "tools", "events", "guard"]
 NAME = "demo-ext"
 COMMAND = NAME  # command_name defaults to the name
@@ -157,7 +160,7 @@ def sh(cmd: list[str], cwd: Path | None = None, timeout: float = 900, env=None) 
 
 
 def render_variant(work: Path, key: str) -> Path:
-    """Render and build a variant with all capabilities (like tests/conftest.py)."""
+    """Render and build a variant with CAPABILITIES (like tests/conftest.py)."""
     project = work / key
     if key == "go-sdk":
         render(project, language="go", go_sdk=True, capabilities=CAPABILITIES)
@@ -627,7 +630,8 @@ def markdown(
                 text += ratio(value, floor.results.get(key) if floor else None)
             cells.append(text)
         lines.append(f"| {s.label} | " + " | ".join(cells) + " |")
-    lines += ["", "**Targets** (medians unless said otherwise, all capabilities):", ""]
+    caps = ", ".join(CAPABILITIES)
+    lines += ["", f"**Targets** (medians unless said otherwise; capabilities {caps}):", ""]
     lines += ["| variant | target | measured | |", "|---|---|---|---|"]
     for row in target_rows(subjects):
         mark = {"met": "✅ met", "MISSED": "❌ missed"}.get(row["status"], row["status"])
@@ -706,7 +710,7 @@ def chart(subjects: list[Subject], path: Path) -> None:
     if started:
         panel(top, started, "ready_p50", "ready_p95", 250, "zot's 250 ms watchdog")
         top.set_xlabel("ms, log scale: median (bar), p95 (|)")
-        top.set_title("Start-up: spawn to ready, all capabilities", fontsize=10)
+        top.set_title(f"Start-up: spawn to ready, {', '.join(CAPABILITIES)}", fontsize=10)
         top.legend(
             handles=[Patch(color=c, label=k) for k, c in colors.items()],
             loc="upper right",
@@ -741,7 +745,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="where results.md, startup.png and results.json go (default: docs/performance)",
     )
     parser.add_argument("--keep", action="store_true", help="keep the rendered projects")
+    parser.add_argument(
+        "--capabilities",
+        metavar="LIST",
+        help=f"comma-separated capabilities to render (default: {','.join(CAPABILITIES)};"
+        " commands and tools are always among them)",
+    )
     args = parser.parse_args(argv)
+    if args.capabilities:
+        chosen = [c for c in args.capabilities.split(",") if c]
+        CAPABILITIES[:] = list(dict.fromkeys(["commands", "tools", *chosen]))
     only = {name for value in args.only or [] for name in value.split(",") if name}
     unknown = only - set(VARIANT_KEYS + REFERENCE_KEYS)
     if unknown:

@@ -11,6 +11,7 @@ from conftest import (
     COMBINATIONS,
     HANDLER,
     LANGUAGES,
+    NO_PROCESS,
     VARIANTS,
     build,
     combo_id,
@@ -20,6 +21,7 @@ from conftest import (
 from host import ExtensionProcess
 
 NAME, TOOL = "demo-ext", "demo_ext"
+PICK, ASK = "demo-ext-pick", "demo_ext_confirm"  # panel_command and ask_tool
 MAX_LINE = 4 * 1024 * 1024  # zot's limit for one JSON line
 
 
@@ -36,36 +38,54 @@ def ext(projects, language, tmp_path):
         yield proc
 
 
+def hello_capabilities(capabilities: list[str]) -> list[str]:
+    """What hello announces for the chosen capabilities, in its order."""
+    uses = {
+        "commands": {"commands", "panel"},
+        "tools": {"tools", "ask"},
+        "events": {"events", "guard", "prompt"},
+        "panels": {"panel", "ask"},
+        "tool_cancel": {"tools", "ask"},
+    }
+    return [name for name, chosen in uses.items() if chosen & set(capabilities)]
+
+
 @pytest.mark.parametrize("language", LANGUAGES)
-@pytest.mark.parametrize("capabilities", COMBINATIONS, ids=combo_id)
+@pytest.mark.parametrize("capabilities", [c for c in COMBINATIONS if c != NO_PROCESS], ids=combo_id)
 def test_registers_exactly_the_chosen_capabilities(projects, language, capabilities):
     with ExtensionProcess(projects.get(language, capabilities)) as proc:
         hello, frames = proc.handshake()
         assert hello["type"] == "hello" and hello["name"] == NAME
-        announced = set(capabilities) - {"guard"} | (
-            {"events"} if "guard" in capabilities else set()
-        )
-        assert sorted(hello["capabilities"]) == sorted(announced)
-        by_type = {f["type"]: f for f in frames}
+        assert hello["capabilities"] == hello_capabilities(capabilities)
         assert [f["type"] for f in frames].count("ready") == 1
-        assert ("register_command" in by_type) == ("commands" in capabilities)
-        assert ("register_tool" in by_type) == ("tools" in capabilities)
-        wants_subscribe = "events" in capabilities or "guard" in capabilities
-        assert ("subscribe" in by_type) == wants_subscribe
+        commands = [f["name"] for f in frames if f["type"] == "register_command"]
+        assert commands == [NAME] * ("commands" in capabilities) + [PICK] * (
+            "panel" in capabilities
+        )
+        tools = {f["name"]: f for f in frames if f["type"] == "register_tool"}
+        assert list(tools) == [TOOL] * ("tools" in capabilities) + [ASK] * ("ask" in capabilities)
         if "tools" in capabilities:
-            tool = by_type["register_tool"]
-            assert tool["name"] == TOOL
-            assert tool["schema"]["type"] == "object"
-            assert tool["schema"]["required"] == ["text"]
+            assert tools[TOOL]["schema"]["type"] == "object"
+            assert tools[TOOL]["schema"]["required"] == ["text"]
+            assert "interactive" not in tools[TOOL] and "output_schema" not in tools[TOOL]
+        if "ask" in capabilities:
+            assert tools[ASK]["interactive"] is True
+            assert tools[ASK]["schema"]["required"] == ["action"]
+            assert tools[ASK]["output_schema"]["required"] == ["approved", "action"]
+        subscribes = [f for f in frames if f["type"] == "subscribe"]
+        wants_subscribe = {"events", "guard", "prompt"} & set(capabilities)
+        assert len(subscribes) == (1 if wants_subscribe else 0)
         if wants_subscribe:
-            subscribe = by_type["subscribe"]
             expected_events = (
                 ["session_start", "turn_start", "tool_call", "turn_end", "assistant_message"]
                 if "events" in capabilities
                 else []
             )
-            assert subscribe["events"] == expected_events
-            assert subscribe["intercept"] == (["tool_call"] if "guard" in capabilities else [])
+            assert subscribes[0]["events"] == expected_events
+            intercept = ["tool_call"] * ("guard" in capabilities) + ["before_agent_start"] * (
+                "prompt" in capabilities
+            )
+            assert sorted(subscribes[0]["intercept"]) == sorted(intercept)
         assert proc.shutdown() == 0
 
 
