@@ -102,7 +102,22 @@ def test_bad_descriptions_are_refused(tmp_path, description):
 def test_follow_up_questions_are_only_asked_when_relevant(tmp_path):
     render(tmp_path / "ext", capabilities=["guard"])
     answers = yaml.safe_load((tmp_path / "ext" / ".copier-answers.yml").read_text())
-    assert not {"command_name", "tool_name", "tool_description", "events"} & set(answers)
+    follow_ups = {"command_name", "tool_name", "tool_description", "events"}
+    follow_ups |= {"panel_command", "ask_tool", "skill_name"}
+    assert not follow_ups & set(answers)
+
+
+def test_the_new_capabilities_name_their_command_tool_and_skill(tmp_path):
+    caps = ["commands", "tools", "panel", "ask", "skills"]
+    project = render(tmp_path / "ext", name="a" * 40, capabilities=caps)
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["panel_command"] == "a" * 35 + "-pick"  # at most 40 characters
+    assert answers["ask_tool"] == "a" * 40 + "_confirm"
+    assert answers["skill_name"] == "a" * 40
+    assert (project / "skills" / ("a" * 40) / "SKILL.md").is_file()
+    project = render(tmp_path / "two", capabilities=["panel", "ask", "skills"], name="x")
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert (answers["panel_command"], answers["ask_tool"]) == ("x-pick", "x_confirm")
 
 
 def test_the_typescript_runner_is_asked_for_typescript_only(tmp_path):
@@ -219,6 +234,14 @@ BAD_ANSWERS = [
     {"tool_description": "x" * 1001},
     {"capabilities": []},
     {"capabilities": ["events"], "events": []},
+    {"capabilities": ["panel"], "panel_command": "/pick"},
+    {"capabilities": ["panel"], "panel_command": "skills"},
+    {"capabilities": ["commands", "panel"], "command_name": "go", "panel_command": "go"},
+    {"capabilities": ["ask"], "ask_tool": "has space"},
+    {"capabilities": ["ask"], "ask_tool": "bash"},
+    {"capabilities": ["tools", "ask"], "tool_name": "same", "ask_tool": "same"},
+    {"capabilities": ["skills"], "skill_name": "Bad_Skill"},
+    {"capabilities": ["skills"], "skill_name": "a" * 65},
 ]
 
 
