@@ -46,7 +46,7 @@ def test_every_capability_can_be_tried_by_hand(projects, language, tmp_path):
 
         # a tool: its schema, then a template of the arguments to edit
         child.send("tool demo_ext" + ENTER)
-        child.expect('"required"')
+        child.expect("text \\(string, required\\): The text to echo back.")
         child.expect(PROMPT)
         child.expect('tool demo_ext {"text": "smoke test"}')  # offered on the line
         child.send(ENTER)
