@@ -17,6 +17,7 @@ import { stderr, stdin, stdout } from "node:process";
 export interface HelloAck {
   type: "hello_ack";
   protocol_version?: number;
+  /** Newer hosts only (even empty): see Extension.newerHost. */
   capabilities?: string[];
   zot_version?: string;
   provider?: string;
@@ -58,6 +59,11 @@ export interface EventIntercept {
   tool_args?: unknown;
   step?: number;
   text?: string;
+  /** before_agent_start: the system prompt so far, and the user's project. */
+  system_prompt?: unknown;
+  cwd?: unknown;
+  /** Other fields: session_id, agent_run_id, provider, model, ... */
+  [field: string]: unknown;
 }
 
 // --- Frames we send ---------------------------------------------------------
@@ -66,42 +72,69 @@ export type ContentBlock =
   | { type: "text"; text: string; format?: "markdown" }
   | { type: "image"; mime_type: string; data: string };
 
-/** A tool's result: a string is sent as one text block. */
-export type ToolOutput = string | ContentBlock[];
+/** A whole tool result: content, and JSON for a tool with an output_schema. */
+export interface ToolResult {
+  content: ContentBlock[];
+  structured_content?: unknown;
+  is_error?: boolean;
+}
+
+/** What a tool returns: a string is sent as one text block. */
+export type ToolOutput = string | ContentBlock[] | ToolResult;
+
+/** A panel: lines of text zot shows, with a title and a footer. */
+export interface Panel {
+  id: string;
+  title: string;
+  lines: string[];
+  footer: string;
+}
 
 /** What a slash command answers; `error` is shown in red instead. */
 export type CommandReply =
   | { action: "prompt"; prompt: string }
   | { action: "insert"; insert: string }
   | { action: "display"; display: string }
+  | { action: "open_panel"; open_panel: Panel }
   | { action: "noop" }
   | { error: string };
+
+export type NoteLevel = "info" | "success" | "warn" | "error";
 
 export type ExtensionFrame =
   | { type: "hello"; name: string; version: string; capabilities: string[] }
   | { type: "register_command"; name: string; description: string }
-  | { type: "register_tool"; name: string; description: string; schema: object }
+  | {
+      type: "register_tool";
+      name: string;
+      description: string;
+      schema: object;
+      interactive?: true;
+      output_schema?: object;
+    }
   | { type: "subscribe"; events: string[]; intercept: string[] }
   | { type: "ready" }
   | ({ type: "command_response"; id: string } & CommandReply)
-  | {
-      type: "tool_result";
-      id: string;
-      content: ContentBlock[];
-      is_error: boolean;
-    }
+  | ({ type: "tool_result"; id: string } & ToolResult)
   | {
       type: "event_intercept_response";
       id: string;
-      block: boolean;
+      block?: boolean;
       reason?: string;
+      system_prompt?: string;
     }
-  | {
-      type: "notify";
-      level: "info" | "success" | "warn" | "error";
-      message: string;
-    }
+  | { type: "notify"; level: NoteLevel; message: string }
   | { type: "clear_notes" }
+  | { type: "open_panel"; panel: Panel }
+  | {
+      type: "panel_render";
+      panel_id: string;
+      title: string;
+      lines: string[];
+      footer: string;
+    }
+  | { type: "panel_close"; panel_id: string }
+  | { type: "submit"; text: string }
   | { type: "shutdown_ack" };
 
 // --- Handlers ---------------------------------------------------------------
@@ -111,9 +144,25 @@ export type CommandHandler = (
   args: string,
 ) => CommandReply | Promise<CommandReply>;
 
+export interface CommandOptions {
+  /** The command opens panels (hello then lists "panels"). */
+  panels?: boolean;
+}
+
 /** Runs a tool; a string becomes one text block. Throw InvalidArguments to
- * tell the model what to send instead. */
-export type ToolHandler = (args: unknown) => ToolOutput | Promise<ToolOutput>;
+ * tell the model what to send instead. `signal` aborts when zot gives up on
+ * the call (its result is dropped then). */
+export type ToolHandler = (
+  args: unknown,
+  signal: AbortSignal,
+) => ToolOutput | Promise<ToolOutput>;
+
+export interface ToolOptions {
+  /** The tool may open panels and wait for the user (no 60 s limit). */
+  interactive?: boolean;
+  /** The JSON Schema of the result's structured_content. */
+  outputSchema?: object;
+}
 
 export type EventHandler = (frame: EventFrame) => void;
 
@@ -121,21 +170,79 @@ export type EventHandler = (frame: EventFrame) => void;
  * zot waits 5 s at most (then allows the call), so keep it fast. */
 export type ToolCallGuard = (tool: unknown, args: unknown) => string | null;
 
+/** Returns the new system prompt ("" removes it), or null to keep it. zot
+ * waits 5 s at most (then keeps it). */
+export type SystemPromptHandler = (
+  frame: EventIntercept,
+) => string | null | undefined | Promise<string | null | undefined>;
+
+/** What a panel does with the user's keys. `key` is one of up down left
+ * right enter esc tab pageup pagedown home end backspace delete rune, `text`
+ * the character of a rune. Return at once: keys arrive on the read loop. */
+export interface PanelHandlers {
+  onKey?: (key: string, text: string) => void;
+  /** The user (or zot) closed the panel. */
+  onClose?: () => void;
+}
+
 /** Bad arguments from the model; the message tells it what to send instead. */
 export class InvalidArguments extends Error {}
 
 type Request = CommandInvoked | ToolCall | EventIntercept;
 
+// --- Tool results -----------------------------------------------------------
+
+export function textBlock(text: string): ContentBlock {
+  return { type: "text", text };
+}
+
+/** Text zot renders as markdown (older zot shows it as it is). */
+export function markdownBlock(text: string): ContentBlock {
+  return { type: "text", text, format: "markdown" };
+}
+
+/** An image from its bytes; mimeType such as "image/png". */
+export function imageBlock(data: Uint8Array, mimeType: string): ContentBlock {
+  const base64 = Buffer.from(data).toString("base64");
+  return { type: "image", mime_type: mimeType, data: base64 };
+}
+
+/** A result with structured_content: JSON for a tool's output_schema. */
+export function structuredResult(
+  content: string | ContentBlock[],
+  structured: unknown,
+): ToolResult {
+  const blocks = typeof content === "string" ? [textBlock(content)] : content;
+  return { content: blocks, structured_content: structured };
+}
+
+/** A failed call: `text` tells the model what went wrong. */
+export function errorResult(text: string): ToolResult {
+  return { content: [textBlock(text)], is_error: true };
+}
+
 // --- The extension ----------------------------------------------------------
+
+interface Tool {
+  description: string;
+  schema: object;
+  handler: ToolHandler;
+  options: ToolOptions;
+}
 
 /** One zot extension: register its handlers, then call run(). */
 export class Extension {
   /** hello_ack as received: cwd (the user's project), data_dir, model, ... */
   readonly host: Partial<HelloAck> = {};
   private readonly commands = new Map<string, [string, CommandHandler]>();
-  private readonly tools = new Map<string, [string, object, ToolHandler]>();
+  private readonly tools = new Map<string, Tool>();
   private readonly events = new Map<string, EventHandler>();
   private guard?: ToolCallGuard;
+  private systemPrompt?: SystemPromptHandler;
+  private usesPanels = false;
+  /** Open panels by id, and tool calls running by id. */
+  private readonly panels = new Map<string, PanelHandlers>();
+  private readonly calls = new Map<string, AbortController>();
   private flushed: Promise<void> = Promise.resolve();
 
   constructor(
@@ -144,8 +251,14 @@ export class Extension {
   ) {}
 
   /** `/NAME` in zot's input runs handler(args). */
-  command(name: string, description: string, handler: CommandHandler): void {
+  command(
+    name: string,
+    description: string,
+    handler: CommandHandler,
+    options: CommandOptions = {},
+  ): void {
     this.commands.set(name, [description, handler]);
+    this.usesPanels ||= options.panels === true;
   }
 
   /** A tool the model calls; schema is the JSON Schema of its arguments. */
@@ -154,8 +267,10 @@ export class Extension {
     description: string,
     schema: object,
     handler: ToolHandler,
+    options: ToolOptions = {},
   ): void {
-    this.tools.set(name, [description, schema, handler]);
+    this.tools.set(name, { description, schema, handler, options });
+    this.usesPanels ||= options.interactive === true;
   }
 
   /** handler(frame) runs for each of these lifecycle events, in order. */
@@ -169,14 +284,64 @@ export class Extension {
     this.guard = guard;
   }
 
+  /** handler(frame) may rewrite the system prompt before each agent run
+   * (newer hosts; older ones never ask). */
+  interceptBeforeAgentStart(handler: SystemPromptHandler): void {
+    this.systemPrompt = handler;
+  }
+
+  /** Whether zot is newer than 0.1.62: its hello_ack lists capabilities. It
+   * can then open panels from tools, submit prompts and cancel tool calls. */
+  get newerHost(): boolean {
+    return Array.isArray(this.host.capabilities);
+  }
+
   /** Log to stderr, which zot writes to ext-NAME.log. */
   log(message: string): void {
     stderr.write(`[${this.name}] ${message}\n`);
   }
 
   /** A note in zot's chat, cleared at the user's next prompt. */
-  notify(level: "info" | "success" | "warn" | "error", message: string): void {
+  notify(level: NoteLevel, message: string): void {
     this.send({ type: "notify", level, message });
+  }
+
+  /** Remove this extension's notes from zot's chat. */
+  clearNotes(): void {
+    this.send({ type: "clear_notes" });
+  }
+
+  /** Send `text` as the user's next prompt (newer hosts only). */
+  submit(text: string): void {
+    this.send({ type: "submit", text });
+  }
+
+  /** A command's reply that opens `panel`; its keys go to `handlers`. */
+  panelReply(panel: Panel, handlers: PanelHandlers): CommandReply {
+    this.panels.set(panel.id, handlers);
+    return { action: "open_panel", open_panel: panel };
+  }
+
+  /** Open `panel` now, from a tool say (newer hosts only). */
+  openPanel(panel: Panel, handlers: PanelHandlers): void {
+    this.panels.set(panel.id, handlers);
+    this.send({ type: "open_panel", panel });
+  }
+
+  /** Show new lines in an open panel. */
+  renderPanel(
+    id: string,
+    title: string,
+    lines: string[],
+    footer: string,
+  ): void {
+    this.send({ type: "panel_render", panel_id: id, title, lines, footer });
+  }
+
+  /** Close a panel; its handlers hear no more keys (nor onClose). */
+  closePanel(id: string): void {
+    this.panels.delete(id);
+    this.send({ type: "panel_close", panel_id: id });
   }
 
   /** Where to keep files: zot's data_dir, else the extension's own folder. */
@@ -190,16 +355,25 @@ export class Extension {
     this.flushed = new Promise((done) => stdout.write(line, () => done()));
   }
 
+  /** hello's capabilities, from what is registered. */
+  capabilities(): string[] {
+    const hasTools = this.tools.size > 0;
+    const listens =
+      this.events.size > 0 || this.guard !== undefined || !!this.systemPrompt;
+    return [
+      ...(this.commands.size ? ["commands"] : []),
+      ...(hasTools ? ["tools"] : []),
+      ...(listens ? ["events"] : []),
+      ...(this.usesPanels ? ["panels"] : []),
+      ...(hasTools ? ["tool_cancel"] : []), // zot says when it gives up on one
+    ];
+  }
+
   /** Say hello, then answer zot line by line until shutdown or end of input. */
   run(): void {
-    const listens = this.events.size > 0 || this.guard !== undefined;
-    const capabilities = [
-      ...(this.commands.size ? ["commands"] : []),
-      ...(this.tools.size ? ["tools"] : []),
-      ...(listens ? ["events"] : []),
-    ];
     // The first line on stdout must be hello.
     const { name, version } = this;
+    const capabilities = this.capabilities();
     this.send({ type: "hello", name, version, capabilities });
     stdout.on("error", () => this.exit()); // zot closed our stdout
     // A promise a handler forgot to await must not end the extension.
@@ -230,8 +404,9 @@ export class Extension {
     stdin.on("error", () => this.exit());
   }
 
-  /** One line from zot; returns false once the extension should stop. */
-  private handle(line: string): boolean {
+  /** One line from zot (run() reads them; tests may call it too). Returns
+   * false once the extension should stop. */
+  handle(line: string): boolean {
     line = line.trim();
     if (!line) return true;
     const excerpt = JSON.stringify(line.slice(0, 80));
@@ -264,7 +439,7 @@ export class Extension {
         return true;
       }
       case "event": {
-        const handler = this.events.get(text(frame.event));
+        const handler = this.events.get(str(frame.event));
         if (!handler) break;
         try {
           handler(frame as EventFrame);
@@ -273,6 +448,15 @@ export class Extension {
         }
         return true;
       }
+      case "tool_cancel":
+        this.cancel(frame.id);
+        return true;
+      case "panel_key":
+      case "panel_close":
+        this.onPanel(type, frame);
+        return true;
+      case "panel_resize": // the host draws the panel at any size
+        return true;
       case "shutdown":
         this.send({ type: "shutdown_ack" });
         return false;
@@ -288,12 +472,23 @@ export class Extension {
     for (const [name, [description]] of this.commands) {
       this.send({ type: "register_command", name, description });
     }
-    for (const [name, [description, schema]] of this.tools) {
-      this.send({ type: "register_tool", name, description, schema });
+    for (const [name, { description, schema, options }] of this.tools) {
+      const { interactive, outputSchema } = options; // sent only when used
+      this.send({
+        type: "register_tool",
+        name,
+        description,
+        schema,
+        ...(interactive ? { interactive } : {}),
+        ...(outputSchema ? { output_schema: outputSchema } : {}),
+      });
     }
-    if (this.events.size || this.guard) {
+    if (this.events.size || this.guard || this.systemPrompt) {
       const events = [...this.events.keys()];
-      const intercept = this.guard ? ["tool_call"] : [];
+      const intercept = [
+        ...(this.guard ? ["tool_call"] : []),
+        ...(this.systemPrompt ? ["before_agent_start"] : []),
+      ];
       this.send({ type: "subscribe", events, intercept });
     }
     this.send({ type: "ready" });
@@ -302,21 +497,45 @@ export class Extension {
   /** Run one request's handler and send its reply with the request's id. */
   private async answer(req: Request): Promise<void> {
     const { id } = req;
+    const call = new AbortController();
+    if (req.type === "tool_call") this.calls.set(id, call);
+    let reply: ExtensionFrame;
     try {
-      if (req.type === "command_invoked") {
-        const reply = await this.onCommand(req);
-        this.send({ type: "command_response", id, ...reply });
-      } else if (req.type === "tool_call") {
-        this.send({ type: "tool_result", id, ...(await this.onToolCall(req)) });
-      } else {
-        const verdict = this.onIntercept(req);
-        this.send({ type: "event_intercept_response", id, ...verdict });
-      }
+      reply = await this.reply(req, call.signal);
     } catch (err) {
       const detail = err instanceof Error ? err.stack : String(err);
       this.log(`${req.type} handler failed: ${detail}`);
-      this.send(this.failure(req, err));
+      reply = this.failure(req, err);
     }
+    if (req.type === "tool_call") {
+      if (call.signal.aborted) return; // zot has dropped the call
+      if (this.calls.get(id) === call) this.calls.delete(id);
+    }
+    this.send(reply);
+  }
+
+  private async reply(
+    req: Request,
+    signal: AbortSignal,
+  ): Promise<ExtensionFrame> {
+    const { id } = req;
+    if (req.type === "command_invoked") {
+      const reply = await this.onCommand(req);
+      return { type: "command_response", id, ...reply };
+    }
+    if (req.type === "tool_call") {
+      const result = await this.onToolCall(req, signal);
+      return { type: "tool_result", id, ...result };
+    }
+    const type = "event_intercept_response" as const;
+    if (req.event === "before_agent_start" && this.systemPrompt) {
+      const prompt = await this.systemPrompt(req);
+      // Without system_prompt zot keeps the prompt; block is not honoured.
+      return typeof prompt === "string"
+        ? { type, id, system_prompt: prompt }
+        : { type, id };
+    }
+    return { type, id, ...this.onIntercept(req) };
   }
 
   private async onCommand(frame: CommandInvoked): Promise<CommandReply> {
@@ -325,24 +544,22 @@ export class Extension {
     return await command[1](frame.args);
   }
 
-  private async onToolCall(frame: ToolCall) {
+  private async onToolCall(
+    frame: ToolCall,
+    signal: AbortSignal,
+  ): Promise<ToolResult> {
     const tool = this.tools.get(frame.name);
+    if (!tool) return errorResult(`unknown tool: ${frame.name}`);
     let output: ToolOutput;
-    let isError = true;
-    if (!tool) {
-      output = `unknown tool: ${frame.name}`;
-    } else {
-      try {
-        output = await tool[2](frame.args);
-        isError = false;
-      } catch (err) {
-        if (!(err instanceof InvalidArguments)) throw err;
-        output = `invalid arguments: ${err.message}`;
-      }
+    try {
+      output = await tool.handler(frame.args, signal);
+    } catch (err) {
+      if (!(err instanceof InvalidArguments)) throw err;
+      return errorResult(`invalid arguments: ${err.message}`);
     }
-    const content: ContentBlock[] =
-      typeof output === "string" ? [{ type: "text", text: output }] : output;
-    return { content, is_error: isError };
+    if (typeof output === "string") output = [textBlock(output)];
+    if (Array.isArray(output)) output = { content: output };
+    return { ...output, is_error: output.is_error ?? false };
   }
 
   private onIntercept(frame: EventIntercept) {
@@ -353,6 +570,37 @@ export class Extension {
     return { block: true, reason };
   }
 
+  /** tool_cancel: the call's signal aborts, and its result will not be sent. */
+  private cancel(id: unknown): void {
+    const call = typeof id === "string" ? this.calls.get(id) : undefined;
+    if (!call) {
+      this.log(`ignored tool_cancel for ${JSON.stringify(id)}: not running`);
+      return;
+    }
+    this.calls.delete(id as string);
+    call.abort();
+  }
+
+  /** panel_key and panel_close from zot, to the handlers of that panel. */
+  private onPanel(type: string, frame: Record<string, unknown>): void {
+    const id = str(frame.panel_id);
+    const handlers = this.panels.get(id);
+    if (!handlers) {
+      this.log(`ignored ${type} for an unknown panel ${JSON.stringify(id)}`);
+      return;
+    }
+    try {
+      if (type === "panel_key") {
+        handlers.onKey?.(str(frame.key), str(frame.text));
+      } else {
+        this.panels.delete(id);
+        handlers.onClose?.();
+      }
+    } catch (err) {
+      this.log(`${type} handler failed: ${message(err)}`);
+    }
+  }
+
   /** The answer when a handler fails, so zot is never left waiting. */
   private failure(req: Request, err: unknown): ExtensionFrame {
     const { id } = req;
@@ -361,13 +609,11 @@ export class Extension {
       case "command_invoked":
         return { type: "command_response", id, error: text };
       case "tool_call":
-        return {
-          type: "tool_result",
-          id,
-          content: [{ type: "text", text }],
-          is_error: true,
-        };
+        return { type: "tool_result", id, ...errorResult(text) };
       case "event_intercept":
+        if (req.event === "before_agent_start") {
+          return { type: "event_intercept_response", id }; // keep the prompt
+        }
         // A guard that fails refuses rather than letting the call through.
         return {
           type: "event_intercept_response",
@@ -398,17 +644,17 @@ function message(err: unknown): string {
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-const text = (value: unknown) => (typeof value === "string" ? value : "");
+const str = (value: unknown) => (typeof value === "string" ? value : "");
 
 /** A request frame with the fields its handler relies on, or null. */
 function toRequest(frame: Record<string, unknown>): Request | null {
   const { type, id, name, args, event } = frame;
   if (typeof id !== "string") return null;
   if (type === "command_invoked") {
-    return { type, id, name: text(name), args: text(args) };
+    return { type, id, name: str(name), args: str(args) };
   }
-  if (type === "tool_call") return { type, id, name: text(name), args };
-  return { ...frame, type: "event_intercept", id, event: text(event) };
+  if (type === "tool_call") return { type, id, name: str(name), args };
+  return { ...frame, type: "event_intercept", id, event: str(event) };
 }
 
 /** The ids of this process's children, from /proc (Linux); none elsewhere. */
