@@ -1,0 +1,116 @@
+"""zot_runtime.py and the Python skeleton, driven as zot drives them.
+
+The project's own unit tests cover each feature; these check what a
+session shows from outside: odd frames of the new kinds never reach stdout
+or crash the extension, a slow tool cancelled by zot gets no result, an
+older host gets the fallbacks, and start-up imports nothing new.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import CAPABILITIES, slow_tool
+from host import ExtensionProcess
+
+NEWER = {"capabilities": ["call_tool"]}
+
+
+@pytest.fixture(scope="module")
+def project(projects):
+    return projects.get("python", CAPABILITIES)
+
+
+def silent(proc: ExtensionProcess, seconds: float = 0.3) -> bool:
+    try:
+        frame = proc.read_frame(seconds)
+    except TimeoutError:
+        return True
+    raise AssertionError(f"unexpected frame: {frame}")
+
+
+def test_hello_lists_what_the_extension_uses(project):
+    with ExtensionProcess(project) as proc:
+        hello, frames = proc.handshake(**NEWER)
+        assert hello["capabilities"] == ["commands", "tools", "events", "panels", "tool_cancel"]
+        subscribe = next(f for f in frames if f["type"] == "subscribe")
+        assert subscribe["intercept"] == ["tool_call", "before_agent_start"]
+        tools = {f["name"]: f for f in frames if f["type"] == "register_tool"}
+        assert "interactive" not in tools["demo_ext"] and "output_schema" not in tools["demo_ext"]
+        assert tools["demo_ext_confirm"]["interactive"] is True
+
+
+def test_odd_frames_of_the_new_kinds_are_ignored(project):
+    odd = [
+        {"type": "panel_key"},
+        {"type": "panel_key", "panel_id": ["x"], "key": "enter"},
+        {"type": "panel_key", "panel_id": "nope", "key": 1, "text": None},
+        {"type": "panel_close", "panel_id": None},
+        {"type": "panel_resize", "panel_id": "nope", "width": 80},
+        {"type": "tool_cancel"},
+        {"type": "tool_cancel", "id": {"a": 1}},
+        {"type": "tool_cancel", "id": "never-called"},
+    ]
+    with ExtensionProcess(project) as proc:
+        proc.handshake(**NEWER)
+        for frame in odd:
+            proc.send(frame)
+        assert silent(proc)
+        # Still answering, whatever fields a before_agent_start carries.
+        for fields in ({"cwd": ["x"], "system_prompt": 3}, {"cwd": "/nonexistent"}):
+            frame = {"type": "event_intercept", "event": "before_agent_start", **fields}
+            reply = proc.request(frame)
+            assert reply == {"type": "event_intercept_response", "id": reply["id"]}
+        assert proc.tool("demo_ext", {"text": "hi"})["content"] == [{"type": "text", "text": "hi"}]
+        assert proc.shutdown() == 0
+        assert "panel that is not open: 'nope'" in proc.stderr()
+
+
+def test_a_slow_tool_cancelled_by_zot_sends_no_result(tmp_path, project):
+    slow = tmp_path / "slow"
+    shutil.copytree(project, slow)
+    main = slow / "main.py"
+    anchor, replacement = slow_tool("python", 1)
+    main.write_text(main.read_text().replace(anchor, replacement))
+    with ExtensionProcess(slow) as proc:
+        proc.handshake(**NEWER)
+        proc.send({"type": "tool_call", "id": "slow", "name": "demo_ext", "args": {"text": "x"}})
+        proc.send({"type": "tool_cancel", "id": "slow"})
+        # Meanwhile other requests are answered; the cancelled one never is.
+        assert proc.command("demo-ext", "")["action"] == "display"
+        assert silent(proc, 1.5)
+        assert proc.tool("demo_ext", {"text": "y"}, timeout=3)["is_error"] is False
+
+
+def test_an_older_zot_gets_the_fallbacks(project):
+    with ExtensionProcess(project) as proc:
+        proc.read_frame()  # hello
+        # zot 0.1.62's hello_ack has no capabilities.
+        proc.send({"type": "hello_ack", "protocol_version": 1, "cwd": str(project.parent)})
+        proc.read_until("ready")
+        result = proc.tool("demo_ext_confirm", {"action": "Delete it."})
+        assert result["is_error"] is True
+        assert "needs a newer zot" in result["content"][0]["text"]
+        panel = proc.command("demo-ext-pick", "")["open_panel"]
+        proc.send({"type": "panel_key", "panel_id": panel["id"], "key": "enter", "text": ""})
+        close, note = proc.read_frame(), proc.read_frame()
+        assert close == {"type": "panel_close", "panel_id": panel["id"]}
+        assert note["type"] == "notify" and note["message"].startswith("Chosen: Explain")
+        assert proc.shutdown() == 0
+
+
+def test_start_up_imports_nothing_for_the_new_features(projects):
+    """base64 and inspect come only when a feature needs them (not the guard)."""
+    project = projects.get("python", ["tools", "panel", "ask", "prompt"])
+    script = (
+        "import sys; before = set(sys.modules); import main;"
+        " print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=project, capture_output=True, text=True, check=True
+    )
+    loaded = set(result.stdout.split())
+    assert "zot_runtime" in loaded and not loaded & {"base64", "inspect"}, loaded
