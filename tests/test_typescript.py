@@ -300,7 +300,7 @@ def test_guard_and_runtime_are_the_templates_files(tmp_path):
         capabilities=CAPABILITIES,
         name="other",
     )
-    for name in ["protocol.ts", "index.ts"]:
+    for name in ["protocol.ts", "protocol.test.ts", "index.ts"]:
         assert (one / "src" / name).read_text() == (two / "src" / name).read_text()
     assert not (one / "src" / "guard.ts").exists()
     assert not (one / "src" / "guard.test.ts").exists()
@@ -387,3 +387,108 @@ def test_a_program_a_tool_runs_is_stopped_at_shutdown(projects, tmp_path, own_gr
         took = time.monotonic() - started
         assert not ext.process.members()
     assert took < 0.1, f"exited {took * 1000:.0f} ms after shutdown"
+
+
+def test_a_cancelled_call_aborts_its_signal_and_gets_no_result(projects, tmp_path):
+    """The handler's AbortSignal fires on tool_cancel; what it returns then is dropped."""
+    project = projects.fresh_copy(tmp_path, "typescript", ["tools"])
+    handler = project / "src" / "extension.ts"
+    anchor = "  return uppercase ? text.toUpperCase() : text;"
+    wait = (
+        '  if (text === "wait") {\n'
+        '    await new Promise((done) => signal?.addEventListener("abort", done));\n'
+        "    ext.log(`aborted: ${signal?.aborted}`);\n"
+        '    return "too late";\n'
+        "  }\n"
+    )
+    source = handler.read_text()
+    assert anchor in source
+    handler.write_text(source.replace(anchor, wait + anchor))
+    build(project)
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        hello, _ = ext.handshake()
+        assert hello["capabilities"] == ["tools", "tool_cancel"]
+        ext.send({"type": "tool_call", "id": "w1", "name": TOOL, "args": {"text": "wait"}})
+        ext.send({"type": "tool_cancel", "id": "w1"})
+        ext.send({"type": "tool_cancel", "id": "w1"})  # no longer running: ignored
+        assert ext.tool(TOOL, {"text": "next"})["content"][0]["text"] == "next"
+        with pytest.raises(TimeoutError):
+            pytest.fail(f"a cancelled call was answered: {ext.read_frame(timeout=0.5)}")
+        assert ext.shutdown() == 0
+        assert "aborted: true" in ext.stderr()
+
+
+def test_rich_results_and_tool_options_on_the_wire(projects, tmp_path):
+    """Markdown, an image from bytes and structured_content, as zot reads them."""
+    project = projects.fresh_copy(tmp_path, "typescript", ["tools", "ask"])
+    handler = project / "src" / "extension.ts"
+    anchor = "  return uppercase ? text.toUpperCase() : text;"
+    rich = (
+        "  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47]);\n"
+        '  const blocks = [rt.markdownBlock(`**${text}**`), rt.imageBlock(png, "image/png")];\n'
+        "  if (uppercase) return rt.structuredResult(blocks, { text });\n"
+    )
+    source = handler.read_text()
+    assert anchor in source and "): Promise<string> {" in source
+    source = source.replace(anchor, rich + anchor)
+    source = source.replace("): Promise<string> {", "): Promise<rt.ToolOutput> {")
+    handler.write_text('import * as rt from "./protocol.js";\n' + source)
+    build(project)
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        hello, frames = ext.handshake()
+        assert hello["capabilities"] == ["tools", "panels", "tool_cancel"]
+        tools = {frame["name"]: frame for frame in frames if frame["type"] == "register_tool"}
+        assert set(tools[TOOL]) == {"type", "name", "description", "schema"}
+        assert tools["demo_ext_confirm"]["interactive"] is True
+        assert tools["demo_ext_confirm"]["output_schema"]["required"] == ["approved", "action"]
+        reply = ext.tool(TOOL, {"text": "hi", "uppercase": True})
+        assert reply == {
+            "type": "tool_result",
+            "id": reply["id"],
+            "content": [
+                {"type": "text", "text": "**hi**", "format": "markdown"},
+                {"type": "image", "mime_type": "image/png", "data": "iVBORw=="},
+            ],
+            "structured_content": {"text": "hi"},
+            "is_error": False,
+        }
+        assert ext.tool(TOOL, {"text": "hi"}) == {
+            "type": "tool_result",
+            "id": f"t{ext.next_id}",
+            "content": [{"type": "text", "text": "hi"}],
+            "is_error": False,
+        }
+        assert ext.shutdown() == 0
+
+
+def test_failing_panel_and_prompt_handlers_are_logged_and_not_fatal(projects, tmp_path):
+    """A key handler that throws writes nothing; a system prompt handler that
+    throws keeps the prompt."""
+    project = projects.fresh_copy(tmp_path, "typescript", ["panel", "prompt"])
+    handler = project / "src" / "extension.ts"
+    source = handler.read_text()
+    for line, insert in [
+        (
+            '    switch (key === "rune" ? text : key) {',
+            'if (key === "tab") throw new Error("no tab");',
+        ),
+        (
+            "  const { cwd, system_prompt } = frame;",
+            'if (frame.system_prompt === "boom") throw new Error("boom");',
+        ),
+    ]:
+        assert line in source, line
+        source = source.replace(line, f"    {insert}\n{line}")
+    handler.write_text(source)
+    build(project)
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        hello, _ = ext.handshake()
+        assert hello["capabilities"] == ["commands", "events", "panels"]
+        panel = ext.command("demo-ext-pick", "")["open_panel"]["id"]
+        ext.send({"type": "panel_key", "panel_id": panel, "key": "tab"})
+        ext.send({"type": "panel_key", "panel_id": panel, "key": "down"})
+        assert ext.read_frame()["type"] == "panel_render"  # the next frame: tab wrote nothing
+        frame = {"type": "event_intercept", "event": "before_agent_start", "system_prompt": "boom"}
+        assert ext.request(frame) == {"type": "event_intercept_response", "id": f"t{ext.next_id}"}
+        assert ext.shutdown() == 0
+        assert "no tab" in ext.stderr() and "boom" in ext.stderr()
