@@ -158,10 +158,14 @@ def test_main_go_holds_no_protocol_and_the_runtime_is_the_templates_file(tmp_pat
 
 
 @pytest.mark.parametrize(
-    "capabilities", [["commands", "tools"], ["commands", "tools", "guard"]], ids=combo_id
+    "capabilities", [["commands", "tools"], ["commands", "tools", "prompt"]], ids=combo_id
 )
 def test_both_flavours_main_go_differ_only_in_what_speaks_the_protocol(tmp_path, capabilities):
-    """Switching go_sdk merges cleanly: the handlers are the same lines."""
+    """Switching go_sdk merges cleanly: the handlers are the same lines.
+
+    (The guard, the picker and the ask tool differ where the SDK cannot
+    send a frame after a refusal, submit, clear notes or tell an older zot.)
+    """
     sdk = render(tmp_path / "sdk", language="go", go_sdk=True, capabilities=capabilities)
     std = render(tmp_path / "std", language="go", go_sdk=False, capabilities=capabilities)
 

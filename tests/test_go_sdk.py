@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, COMBINATIONS, ROOT, build, combo_id, render, run
+from conftest import CAPABILITIES, COMBINATIONS, NO_PROCESS, ROOT, build, combo_id, render, run
 from test_go import GO_PROTOCOL
 from test_layout import ALL_LIMIT, DEFAULT_LIMIT
 
@@ -36,13 +36,16 @@ def sdk_projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("go-sdk")
     return {
         combo_id(caps): render(base / combo_id(caps), language="go", go_sdk=True, capabilities=caps)
-        for caps in COMBINATIONS
+        for caps in [*COMBINATIONS, ["commands", "tools"]]
     }
 
 
 @pytest.mark.parametrize("capabilities", COMBINATIONS, ids=combo_id)
 def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabilities):
     project = sdk_projects[combo_id(capabilities)]
+    if capabilities == NO_PROCESS:
+        assert not [*project.glob("*.go"), *project.glob("go.*"), *project.glob("build")]
+        return
     guard = ["guard.go"] if "guard" in capabilities else []
     assert sorted(p.name for p in project.glob("*.go")) == [*guard, "main.go", "main_test.go"]
     go_mod = (project / "go.mod").read_text()
@@ -53,9 +56,12 @@ def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabiliti
     # one SDK call per handler, no adapter between them
     calls = {
         "commands": "extension.Command(command, commandHelp, runCommand)",
-        "tools": "extension.Tool(tool, toolDescription, toolSchema, runTool)",
+        "tools": "extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{}, runTool)",
         "events": "extension.On(event, recordEvent)",
         "guard": "extension.InterceptToolCall(guard)",
+        "panel": "extension.Command(panelCommand, panelHelp, openPicker)",
+        "ask": "extension.ToolWithOptions(askTool, askDescription, askSchema,",
+        "prompt": "extension.InterceptBeforeAgentStart(addConventions)",
     }
     for capability, call in calls.items():
         assert (call in main) == (capability in capabilities), capability
