@@ -228,3 +228,82 @@ def test_a_replace_to_a_local_checkout_of_zot_builds_without_go_sum(projects, tm
     result = run(["./build"], project)
     assert result.returncode == 0, result.stdout + result.stderr
     assert not (project / "go.sum").exists()
+
+
+def test_the_picker_the_ask_tool_and_the_prompt_as_zot_drives_them(projects, tmp_path):
+    """The new frames end to end, on a newer zot: keys, submit, notes, cancel."""
+    project = projects.get("go", CAPABILITIES)
+    (tmp_path / "CONVENTIONS.md").write_text("Indent with tabs.\n")
+    with ExtensionProcess(project) as ext:
+        hello, _ = ext.handshake()
+        assert hello["capabilities"] == ["commands", "tools", "events", "panels", "tool_cancel"]
+        opened = ext.command("demo-ext-pick", "")
+        assert opened["action"] == "open_panel" and opened["open_panel"]["id"] == "pick-1"
+        ext.send({"type": "panel_key", "panel_id": "pick-1", "key": "rune", "text": "j"})
+        assert ext.read_frame()["lines"][1] == "› Review the uncommitted changes for bugs."
+        ext.send({"type": "panel_resize", "panel_id": "pick-1", "width": 80})
+        ext.send({"type": "panel_key", "panel_id": "pick-1", "key": "enter"})
+        assert ext.read_frame() == {"type": "panel_close", "panel_id": "pick-1"}
+        assert ext.read_frame() == {
+            "type": "submit",
+            "text": "Review the uncommitted changes for bugs.",
+        }
+
+        ext.send(
+            {
+                "type": "tool_call",
+                "id": "a1",
+                "name": "demo_ext_confirm",
+                "args": {"action": "push"},
+            }
+        )
+        assert ext.read_frame()["type"] == "notify"
+        assert ext.read_frame()["panel"]["id"] == "ask-2"
+        ext.send({"type": "panel_key", "panel_id": "ask-2", "key": "rune", "text": "y"})
+        frames = ext.read_until("tool_result")
+        assert [f["type"] for f in frames] == ["panel_close", "clear_notes", "tool_result"]
+        assert frames[-1]["structured_content"] == {"approved": True, "action": "push"}
+        assert frames[-1]["content"][0]["format"] == "markdown"
+
+        ext.send(
+            {
+                "type": "tool_call",
+                "id": "a2",
+                "name": "demo_ext_confirm",
+                "args": {"action": "push"},
+            }
+        )
+        assert [ext.read_frame()["type"] for _ in range(2)] == ["notify", "open_panel"]
+        ext.send({"type": "tool_cancel", "id": "a2"})
+        assert [ext.read_frame()["type"] for _ in range(2)] == ["panel_close", "clear_notes"]
+        with pytest.raises(TimeoutError):
+            ext.read_frame(0.5)  # never a tool_result for a cancelled call
+
+        answer = ext.request(
+            {
+                "type": "event_intercept",
+                "event": "before_agent_start",
+                "system_prompt": "You are zot.",
+                "cwd": str(tmp_path),
+            }
+        )
+        assert answer == {
+            "type": "event_intercept_response",
+            "id": answer["id"],
+            "system_prompt": "You are zot.\n\n## Project conventions (CONVENTIONS.md)\n\nIndent with tabs.\n",
+        }
+        assert ext.shutdown() == 0
+
+
+def test_on_zot_0_1_62_the_picker_shows_the_choice_and_the_ask_tool_declines(projects):
+    project = projects.get("go", CAPABILITIES)
+    with ExtensionProcess(project) as ext:
+        ext.handshake(capabilities=None)  # zot 0.1.62 sends no capabilities
+        ext.command("demo-ext-pick", "anything")
+        ext.send({"type": "panel_key", "panel_id": "pick-1", "key": "enter"})
+        assert ext.read_frame() == {"type": "panel_close", "panel_id": "pick-1"}
+        note = ext.read_frame()
+        assert note["type"] == "notify" and note["message"].startswith("Chosen: Explain how")
+        result = ext.tool("demo_ext_confirm", {"action": "push"})
+        assert result["is_error"] and "needs a newer zot" in result["content"][0]["text"]
+        assert ext.shutdown() == 0

@@ -101,3 +101,92 @@ def test_sdk_flavour_builds_tests_and_passes_its_smoke_test(sdk_projects, tmp_pa
     report = json.loads(result.stdout)
     failed = [c for c in report["checks"] if c["status"] == "fail"]
     assert result.returncode == 0 and report["passed"], (failed, result.stderr)
+
+
+# The part of the SDK's API that main.go and main_test.go use, as zot's
+# current SDK declares it, with no behaviour: offline, it lets the suite
+# type-check, vet and unit-test the SDK flavour (the real build needs the
+# download, see test_sdk_flavour_builds_tests_and_passes_its_smoke_test).
+SDK_STAND_IN = """\
+package ext
+
+import (
+	"context"
+	"encoding/json"
+)
+
+type HostInfo struct {
+	ProtocolVersion                                         int
+	ZotVersion, Provider, Model, CWD, ExtensionDir, DataDir string
+}
+
+type Response struct{ Action, Prompt, Insert, Display, Error string }
+
+type ToolContent struct{ Type, Text, MimeType, Data string }
+
+type ToolResult struct {
+	Content           []ToolContent
+	IsError           bool
+	StructuredContent json.RawMessage
+}
+
+type ToolOptions struct {
+	OutputSchema json.RawMessage
+	Interactive  bool
+}
+
+type Event struct {
+	Name, Stop, Error, ToolID, ToolName, Text string
+	Step                                      int
+	ToolArgs                                  json.RawMessage
+}
+
+type BeforeAgentStartEvent struct{ SystemPrompt, SessionID, AgentRunID, CWD, Provider, Model string }
+
+type Extension struct{ host HostInfo }
+
+type toolFunc = func(context.Context, json.RawMessage) ToolResult
+
+func New(name, version string) *Extension                                      { return &Extension{} }
+func (e *Extension) Command(name, desc string, run func(string) Response)      {}
+func (e *Extension) Tool(name, desc string, schema json.RawMessage, run func(json.RawMessage) ToolResult) {
+}
+func (e *Extension) ToolWithOptions(name, desc string, schema json.RawMessage, o ToolOptions, run toolFunc) {
+}
+func (e *Extension) InteractiveTool(name, desc string, schema json.RawMessage, run toolFunc)    {}
+func (e *Extension) On(event string, handle func(Event))                                      {}
+func (e *Extension) InterceptToolCall(guard func(string, json.RawMessage) (bool, string))     {}
+func (e *Extension) InterceptBeforeAgentStart(handle func(BeforeAgentStartEvent) *string)     {}
+func (e *Extension) OnPanelKey(panelID string, onKey func(key, text string), onClose func())  {}
+func (e *Extension) OpenPanel(id, title string, lines []string, footer string)                 {}
+func (e *Extension) RenderPanel(panelID, title string, lines []string, footer string)         {}
+func (e *Extension) ClosePanel(panelID string)                                                 {}
+func (e *Extension) Notify(level, message string)                                              {}
+func (e *Extension) Logf(format string, args ...any)                                           {}
+func (e *Extension) Host() HostInfo                                                            { return e.host }
+func (e *Extension) Run() error                                                                { return nil }
+func OpenPanel(id, title string, lines []string, footer string) Response                      { return Response{} }
+func Prompt(text string) Response                  { return Response{Action: "prompt", Prompt: text} }
+func Display(text string) Response                 { return Response{Action: "display", Display: text} }
+func text(s string) []ToolContent                  { return []ToolContent{{Type: "text", Text: s}} }
+func TextResult(s string) ToolResult               { return ToolResult{Content: text(s)} }
+func TextErrorResult(s string) ToolResult          { return ToolResult{Content: text(s), IsError: true} }
+func MarkdownResult(s string) ToolResult           { return ToolResult{Content: text(s)} }
+"""
+
+
+@pytest.mark.parametrize("capabilities", [c for c in COMBINATIONS if c != NO_PROCESS], ids=combo_id)
+def test_sdk_flavour_vets_and_passes_its_unit_tests_on_the_sdks_api(
+    sdk_projects, tmp_path, capabilities
+):
+    stand_in = tmp_path / "zot"
+    (stand_in / "packages" / "agent" / "ext").mkdir(parents=True)
+    (stand_in / "go.mod").write_text(f"module {SDK_MODULE}\n\ngo 1.25.0\n")
+    (stand_in / "packages" / "agent" / "ext" / "ext.go").write_text(SDK_STAND_IN)
+    project = tmp_path / "ext"
+    shutil.copytree(sdk_projects[combo_id(capabilities)], project)
+    with (project / "go.mod").open("a") as go_mod:
+        go_mod.write(f"\nrequire {SDK_MODULE} v0.0.0\n\nreplace {SDK_MODULE} => {stand_in}\n")
+    for check in (["go", "vet", "./..."], ["go", "test", "-count=1", "./..."]):
+        result = run(check, project)
+        assert result.returncode == 0, result.stdout + result.stderr
