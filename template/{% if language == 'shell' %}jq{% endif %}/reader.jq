@@ -107,7 +107,10 @@ def main(tool_args; guard; $config):
 
 	# $cwd: the project folder, from hello_ack.
 	def on_intercept($cwd):
-		if .event != "tool_call" or ($config.intercept | not) then
+		if .event == "before_agent_start" and $config.prompt then
+			record("prompt"; [(.id | tojson), (.system_prompt | strings // ""),
+				(.cwd | strings // ""), tojson])
+		elif .event != "tool_call" or ($config.intercept | not) then
 			{type: "event_intercept_response", id, block: false} | send
 		else
 			([try {reason: ({frame: ., cwd: $cwd} | guard)} catch {failed: shown}] | .[0]) as $verdict
@@ -129,6 +132,18 @@ def main(tool_args; guard; $config):
 			record("event"; [$event, (. + {received_at: timestamp} | tojson)])
 		else empty end;
 
+	# A key goes to the handler as its name, or for a character key (a
+	# "rune") the character itself.
+	def on_panel:
+		if (.panel_id | type) != "string" then log("skipped a \(.type) frame without a panel_id")
+		elif .type == "panel_close" then record("panel"; ["close", .panel_id, "", ""])
+		else
+			(.text | strings // "" | .[:64]) as $text
+			| (.key | strings // "") as $key
+			| record("panel"; ["key", .panel_id,
+				(if $key == "rune" and ($text | length) == 1 then $text else $key end), $text])
+		end;
+
 	def with_id(handler):
 		if (.id | type) == "string" then handler
 		else log("skipped a \(.type) frame without an id") end;
@@ -138,11 +153,16 @@ def main(tool_args; guard; $config):
 		| if $type == "hello_ack" then
 			record("hello_ack"; [
 				(first(.data_dir, .extension_dir | strings | select(. != "")) // ""),
-				(.cwd | strings // "")])
+				(.cwd | strings // ""),
+				# A newer zot lists its capabilities; 0.1.62 does not.
+				(if (.capabilities | type) == "array" then "1" else "" end)])
 		elif $type == "command_invoked" then with_id(on_command)
 		elif $type == "tool_call" then with_id(on_tool_call)
 		elif $type == "event_intercept" then with_id(on_intercept($cwd))
 		elif $type == "event" then on_event
+		elif $type == "tool_cancel" then with_id(record("cancel"; [.id | tojson]))
+		elif $type == "panel_key" or $type == "panel_close" then on_panel
+		elif $type == "panel_resize" then empty
 		else log("ignored a frame of type \($type | shown)") end;
 
 	# A line too deeply nested to read: a request in it is answered as failed

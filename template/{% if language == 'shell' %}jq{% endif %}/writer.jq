@@ -1,5 +1,7 @@
-# Answers in, frames to zot out. Every input is a frame as it is, or
-# [KIND, ID, STATUS, OUTPUT]: a handler's exit status and what it printed.
+# Answers in, frames to zot out. Every input is a frame as it is,
+# [KIND, ID, STATUS, OUTPUT]: a handler's exit status and what it printed
+# (for KIND rich, with a fifth item: its result blocks, JSON texts), or
+# ["cancelled", ID]: no tool_result for that call from now on.
 
 def main($config):
 	def failed($status): "\($config.name) failed: exit status \($status)";
@@ -20,6 +22,43 @@ def main($config):
 		{is_error: ($status != 0),
 		 content: [{type: "text", text: (if $status != 0 and . == "" then failed($status) else . end)}]};
 
+	# What the handler printed, then its blocks, [KIND, CONTENT, MIME_TYPE];
+	# the last ext_structured's is the structured_content.
+	def rich_reply($status; $blocks):
+		([$blocks[] | select(.[0] == "structured") | .[1]] | last) as $structured
+		| ([$structured | values | try {structured_content: fromjson} catch null] | .[0]) as $extra
+		| (if . == "" then [] else [{type: "text", text: .}] end
+		   + [$blocks[]
+			| if .[0] == "text" then {type: "text", text: .[1]}
+			elif .[0] == "markdown" then {type: "text", text: .[1], format: "markdown"}
+			elif .[0] == "image" then {type: "image", mime_type: .[2], data: .[1]}
+			else empty end]) as $content
+		| if $structured != null and $extra == null then
+			{is_error: true, content: [{type: "text",
+				text: "\($config.name) failed: ext_structured got no JSON: \($structured[:80])"}]}
+		else
+			{is_error: ($status != 0),
+			 content: (if $content == [] and $status != 0
+				then [{type: "text", text: failed($status)}] else $content end)}
+			+ ($extra // {})
+		end;
+
+	# At most $max bytes of UTF-8, cut at a character.
+	def cut($max):
+		if utf8bytelength <= $max then .
+		else . as $text
+		| [0, $max]
+		| until(.[0] >= .[1];
+			((.[0] + .[1] + 1) / 2 | floor) as $mid
+			| if ($text[:$mid] | utf8bytelength) <= $max then .[0] = $mid else .[1] = $mid - 1 end)
+		| $text[:.[0]]
+		end;
+
+	# before_agent_start: the new system prompt (zot takes at most 1 MiB), or
+	# none to keep it.
+	def prompt_reply($status):
+		if $status == 0 and . != "" then {system_prompt: cut(1048576)} else {} end;
+
 	# The guard printed why to refuse the call, or nothing; failing, it refuses.
 	def intercept_reply($status):
 		if $status != 0 then {block: true, reason: (if . == "" then failed($status) else . end)}
@@ -29,19 +68,33 @@ def main($config):
 	def frame:
 		if type != "array" then .
 		else
-			.[0] as $kind | .[1] as $id | .[2] as $status
+			. as $in | .[0] as $kind | .[1] as $id | .[2] as $status
 			| .[3]
 			| if $kind == "command" then {type: "command_response", id: $id} + command_reply($status)
 			elif $kind == "tool" then {type: "tool_result", id: $id} + tool_reply($status)
+			elif $kind == "rich" then {type: "tool_result", id: $id} + rich_reply($status; $in[4])
+			elif $kind == "prompt" then
+				{type: "event_intercept_response", id: $id} + prompt_reply($status)
 			elif $kind == "intercept" then
 				{type: "event_intercept_response", id: $id} + intercept_reply($status)
 			elif $kind == "frame" then fromjson
 			else empty end
 		end;
 
+	# A tool's answer after its cancellation is dropped.
+	def dropped($cancelled):
+		type == "array" and (.[0] == "tool" or .[0] == "rich")
+		and (.[1] | type) == "string" and $cancelled[.[1]] != null;
+
 	# jq 1.6 reports the end of input as "break"
-	{} | recurse([try {value: input}
+	foreach ({} | recurse([try {value: input}
 		catch (if . == "No more inputs" or . == "break" then {eof: true} else {} end)]
 		| .[0]; .eof | not)
-	| select(has("value"))
-	| [try (.value | frame | tojson + "\n") catch empty] | .[];
+	| select(has("value")) | .value) as $in ({cancelled: {}};
+		.cancelled as $cancelled
+		| if ($in | type) == "array" and $in[0] == "cancelled" and ($in[1] | type) == "string" then
+			.cancelled[$in[1]] = true | .out = null
+		elif $in | dropped($cancelled) then del(.cancelled[$in[1]]) | .out = null
+		else .out = $in end)
+	| .out | select(. != null)
+	| [try (frame | tojson + "\n") catch empty] | .[];
