@@ -47,6 +47,7 @@ class ExtensionProcess:
         self.proc = self.process.proc
         self.started = self.process.started
         self.next_id = 0
+        self.spontaneous: list[dict] = []  # frames without an id, read by request()
 
     # -- reading -------------------------------------------------------------
 
@@ -62,6 +63,13 @@ class ExtensionProcess:
         assert isinstance(line, bytes), f"a stdout line of {line} bytes (over 4 MiB)"
         frame = json.loads(line)
         assert isinstance(frame, dict), f"not a JSON object: {line!r}"
+        return frame
+
+    def read_reply(self, timeout: float = 5.0) -> dict:
+        """The next frame with an id (an answer); the others go to `spontaneous`."""
+        deadline = time.monotonic() + timeout
+        while "id" not in (frame := self.read_frame(max(0.01, deadline - time.monotonic()))):
+            self.spontaneous.append(frame)
         return frame
 
     def read_until(self, frame_type: str, timeout: float = 5.0) -> list[dict]:
@@ -95,11 +103,15 @@ class ExtensionProcess:
         return hello, self.read_until("ready")
 
     def request(self, frame: dict, timeout: float = 5.0) -> dict:
-        """Send a request with a fresh id and return its reply."""
+        """Send a request with a fresh id and return its reply.
+
+        Frames the extension sends on its own meanwhile (notes, panels; they
+        have no id) are kept in `spontaneous`, as zot shows them apart.
+        """
         self.next_id += 1
         frame = {**frame, "id": f"t{self.next_id}"}
         self.send(frame)
-        reply = self.read_frame(timeout)
+        reply = self.read_reply(timeout)
         assert reply.get("id") == frame["id"], (frame, reply)
         return reply
 

@@ -200,7 +200,7 @@ def test_large_frames_round_trip(ext, size):
     line = json.dumps({**frame, "args": {"text": text}}).encode() + b"\n"
     assert len(line) == size
     ext.send_raw(line)
-    reply = ext.read_frame(timeout=30)
+    reply = ext.read_reply(timeout=30)
     assert reply["id"] == "big" and reply["is_error"] is False
     assert reply["content"][0]["text"] == text
     assert ext.tool(TOOL, {"text": "after"})["content"][0]["text"] == "after"
@@ -214,7 +214,7 @@ def test_a_request_of_the_longest_line_zot_writes_is_read(ext):
     line = json.dumps({**frame, "tool_args": {"command": command}}).encode() + b"\n"
     assert len(line) == MAX_LINE - 1
     ext.send_raw(line)
-    reply = ext.read_frame(timeout=30)
+    reply = ext.read_reply(timeout=30)
     assert reply["id"] == "big" and reply["block"] is True  # too long to read: refused
     assert ext.tool(TOOL, {"text": "after"})["content"][0]["text"] == "after"
 
@@ -245,9 +245,9 @@ def test_a_slow_tool_holds_up_neither_the_guard_nor_the_exit(
                 "tool_args": {"command": "rm -rf /"},
             }
         )
-        first = ext.read_frame(timeout=5)
+        first = ext.read_reply(timeout=5)
         answered_after = time.monotonic() - started
-        second = ext.read_frame(timeout=5)
+        second = ext.read_reply(timeout=5)
         assert [first["id"], second["id"]] == ["guard", "slow"]
         assert first["block"] is True
         assert answered_after < 1.0
@@ -268,10 +268,10 @@ def test_a_slow_tool_holds_up_neither_the_guard_nor_the_exit(
         )
         started = time.monotonic()
         ext.send_raw("".join(json.dumps(frame) + "\n" for frame in frames).encode())
-        reply = ext.read_frame(timeout=5)
+        reply = ext.read_reply(timeout=5)
         assert reply["id"] == "guard2" and reply["block"] is False
         assert time.monotonic() - started < 1.0
-        assert {ext.read_frame(timeout=8)["id"] for _ in range(3)} == {
+        assert {ext.read_reply(timeout=8)["id"] for _ in range(3)} == {
             "slow-0",
             "slow-1",
             "slow-2",
