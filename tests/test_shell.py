@@ -247,3 +247,237 @@ def test_a_jq_error_in_an_argument_check_fails_the_build(project):
     result = run(["./build"], project)
     assert result.returncode != 0
     assert "typ/0 is not defined" in result.stderr
+
+
+# -- panels, the ask tool, before_agent_start, tool_cancel, rich results --------
+
+PICK, ASK = "demo-ext-pick", "demo_ext_confirm"
+
+
+def call(ext: ExtensionProcess, rid: str, name: str, args) -> None:
+    ext.send({"type": "tool_call", "id": rid, "name": name, "args": args})
+
+
+def no_frame(ext: ExtensionProcess, wait: float = 0.5) -> None:
+    with pytest.raises(TimeoutError):
+        ext.read_frame(wait)
+
+
+def test_the_picker_the_ask_tool_and_the_prompt_as_a_newer_zot_drives_them(
+    project, jq_env, tmp_path
+):
+    repo = tmp_path / "repo"  # hello_ack's cwd is tmp_path
+    repo.mkdir()
+    (repo / "CONVENTIONS.md").write_text("Indent with tabs.\n")
+    with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
+        hello, frames = ext.handshake()
+        assert hello["capabilities"] == ["commands", "tools", "events", "panels", "tool_cancel"]
+        tools = {f["name"]: f for f in frames if f["type"] == "register_tool"}
+        assert tools[ASK]["interactive"] is True and tools[ASK]["output_schema"]["required"]
+        assert "interactive" not in tools[TOOL] and "output_schema" not in tools[TOOL]
+        subscribe = next(f for f in frames if f["type"] == "subscribe")
+        assert subscribe["intercept"] == ["tool_call", "before_agent_start"]
+
+        opened = ext.command(PICK, "anything")
+        assert opened["action"] == "open_panel" and opened["open_panel"]["id"] == "pick-1"
+        ext.send({"type": "panel_key", "panel_id": "pick-1", "key": "rune", "text": "j"})
+        assert ext.read_frame()["lines"][1] == "› Review the uncommitted changes for bugs."
+        ext.send({"type": "panel_resize", "panel_id": "pick-1", "width": 80})
+        ext.send({"type": "panel_key", "panel_id": "pick-2", "key": "down"})  # no such panel
+        ext.send({"type": "panel_key", "panel_id": "pick-1", "key": "enter"})
+        assert ext.read_frame() == {"type": "panel_close", "panel_id": "pick-1"}
+        assert ext.read_frame() == {
+            "type": "submit",
+            "text": "Review the uncommitted changes for bugs.",
+        }
+        ext.send({"type": "panel_key", "panel_id": "pick-1", "key": "enter"})  # closed: ignored
+
+        call(ext, "a1", ASK, {"action": "push"})
+        assert ext.read_frame() == {
+            "type": "notify",
+            "level": "info",
+            "message": "demo-ext is waiting for your answer",
+        }
+        assert ext.read_frame()["panel"]["lines"] == ["push", "", "› Approve", "  Decline"]
+        ext.send({"type": "panel_key", "panel_id": "ask-2", "key": "down"})
+        assert ext.read_frame()["lines"] == ["push", "", "  Approve", "› Decline"]
+        ext.send({"type": "panel_key", "panel_id": "ask-2", "key": "rune", "text": "y"})
+        frames = ext.read_until("tool_result")
+        assert [f["type"] for f in frames] == ["panel_close", "clear_notes", "tool_result"]
+        assert frames[-1]["structured_content"] == {"approved": True, "action": "push"}
+        assert frames[-1]["content"] == [
+            {"type": "text", "text": "**Approved** by the user: push", "format": "markdown"}
+        ]
+
+        call(ext, "a2", ASK, {"action": "push"})
+        assert [ext.read_frame()["type"] for _ in range(2)] == ["notify", "open_panel"]
+        ext.send({"type": "panel_close", "panel_id": "ask-3"})  # zot closes it: declined
+        frames = ext.read_until("tool_result")
+        assert [f["type"] for f in frames] == ["clear_notes", "tool_result"]
+        assert frames[-1]["structured_content"] == {"approved": False, "action": "push"}
+
+        call(ext, "a3", ASK, {"action": "push"})
+        assert [ext.read_frame()["type"] for _ in range(2)] == ["notify", "open_panel"]
+        ext.send({"type": "tool_cancel", "id": "a3"})
+        assert ext.read_frame() == {"type": "panel_close", "panel_id": "ask-4"}
+        assert ext.read_frame() == {"type": "clear_notes"}
+        ext.send({"type": "panel_key", "panel_id": "ask-4", "key": "enter"})
+        ext.send({"type": "tool_cancel", "id": "a3"})  # finished: ignored
+        no_frame(ext)  # never a tool_result for a cancelled call
+
+        answer = ext.request(
+            {
+                "type": "event_intercept",
+                "event": "before_agent_start",
+                "system_prompt": "You are zot.",
+                "cwd": str(repo),
+            }
+        )
+        assert answer["system_prompt"] == (
+            "You are zot.\n\n## Project conventions (CONVENTIONS.md)\n\nIndent with tabs.\n"
+        )
+        answer = ext.intercept("x", {}, event="before_agent_start")  # hello_ack's cwd: none
+        assert answer == {"type": "event_intercept_response", "id": answer["id"]}
+
+        refusal = ext.intercept("bash", {"command": "rm -rf /"})
+        assert refusal["block"] is True
+        assert ext.read_frame() == {"type": "notify", "level": "warn", "message": refusal["reason"]}
+        assert ext.tool(TOOL, {"text": "still here"})["content"][0]["text"] == "still here"
+        assert ext.shutdown() == 0
+        assert not ext.leftovers()
+        log = ext.stderr()
+    assert "panel_key for a panel that is not open: pick-2" in log
+    assert "panel_key for a panel that is not open: pick-1" in log
+    assert 'ignored tool_cancel for "a3"' in log
+
+
+def test_on_zot_0_1_62_the_picker_notes_the_choice_and_the_ask_tool_declines(project, tmp_path):
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake(capabilities=None)  # zot 0.1.62 lists no capabilities
+        assert ext.command(PICK, "")["open_panel"]["id"] == "pick-1"
+        ext.send({"type": "panel_key", "panel_id": "pick-1", "key": "end"})
+        ext.read_frame()
+        ext.send({"type": "panel_key", "panel_id": "pick-1", "key": "enter"})
+        assert ext.read_frame() == {"type": "panel_close", "panel_id": "pick-1"}
+        assert ext.read_frame() == {
+            "type": "notify",
+            "level": "info",
+            "message": "Chosen: List the TODO comments and suggest which to do first. "
+            "(this zot cannot submit it: paste it yourself)",
+        }
+        result = ext.tool(ASK, {"action": "push"})
+        assert result["is_error"] is True
+        assert result["content"][0]["text"] == (
+            "this zot cannot ask the user from a tool (it needs a newer zot): ask in the chat instead"
+        )
+        no_frame(ext, 0.2)
+        assert ext.shutdown() == 0
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "want", "intercept"),
+    [
+        (["panel"], ["commands", "panels"], None),
+        (["ask"], ["tools", "panels", "tool_cancel"], None),
+        (["prompt"], ["events"], ["before_agent_start"]),
+        (["tools"], ["tools", "tool_cancel"], None),
+    ],
+)
+def test_hello_lists_what_is_registered(projects, capabilities, want, intercept):
+    with ExtensionProcess(projects.get("shell", capabilities)) as ext:
+        hello, frames = ext.handshake()
+        assert hello["capabilities"] == want
+        subscribe = [f for f in frames if f["type"] == "subscribe"]
+        assert [f["intercept"] for f in subscribe] == ([intercept] if intercept else [])
+        assert ext.shutdown() == 0
+
+
+def test_a_cancelled_call_is_killed_with_its_children_and_never_answered(project, tmp_path):
+    """tool_cancel kills the handler's subshell and what it started; its hook runs."""
+    edit(
+        project / "main.sh",
+        "\tprintf '%s' \"$1\"\n}",
+        '\text_on_cancel log "cancelled $1"\n\tsleep "${1#slow}"\n\tprintf \'%s\' "$1"\n}',
+    )
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        before = set(ext.process.members())
+        call(ext, "c1", TOOL, {"text": "slow3"})
+        call(ext, "c2", TOOL, {"text": "slow1"})
+        deadline = time.monotonic() + 5
+        while not [m for m in ext.process.members() if "sleep" in m]:
+            assert time.monotonic() < deadline, "the calls never started"
+            time.sleep(0.02)
+        ext.send({"type": "tool_cancel", "id": "c1"})
+        ext.send({"type": "tool_cancel", "id": "nobody"})
+        assert ext.read_frame(3)["id"] == "c2"  # the other call runs on
+        no_frame(ext, 3.0)  # c1's sleep would have ended by now
+        assert not [m for m in set(ext.process.members()) - before if "sleep" in m]
+        assert ext.shutdown() == 0
+        log = ext.stderr()
+    assert "cancelled slow3" in log and "cancelled slow1" not in log
+    assert 'ignored tool_cancel for "nobody"' in log
+
+
+def test_rich_results_markdown_images_and_structured_content(project, tmp_path):
+    text = "".join(f'line {i} "quoted" \\ \t{i}\n' for i in range(20000))  # 0.6 MB
+    (tmp_path / "big.md").write_text(text)
+    edit(
+        project / "main.sh",
+        "\tprintf '%s' \"$1\"\n}",
+        "\tcase $1 in\n"
+        "\tbig) ext_markdown \"$(<big.md)\"$'\\n' ;;\n"
+        "\tbad) ext_structured '{not json' ;;\n"
+        "\tfail) ext_text 'partial'\n\t\treturn 3 ;;\n"
+        "\t*)\n"
+        "\t\tprintf 'plain'\n"
+        "\t\text_text 'second'\n"
+        "\t\text_image image/png $'iVBO\\nRw0K\\n'\n"
+        "\t\text_structured $'{\"n\":\\n 1}'\n"
+        "\t\t;;\n"
+        "\tesac\n}",
+    )
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake(cwd=str(tmp_path))
+        (project / "big.md").write_text(text)
+        result = ext.tool(TOOL, {"text": "all"})
+        assert result == {
+            "type": "tool_result",
+            "id": result["id"],
+            "is_error": False,
+            "content": [
+                {"type": "text", "text": "plain"},
+                {"type": "text", "text": "second"},
+                {"type": "image", "mime_type": "image/png", "data": "iVBORw0K"},
+            ],
+            "structured_content": {"n": 1},
+        }
+        started = time.monotonic()
+        result = ext.tool(TOOL, {"text": "big"}, timeout=10)
+        assert result["content"] == [{"type": "text", "text": text, "format": "markdown"}]
+        assert time.monotonic() - started < 3
+        result = ext.tool(TOOL, {"text": "bad"})
+        assert result["is_error"] and "ext_structured got no JSON" in result["content"][0]["text"]
+        result = ext.tool(TOOL, {"text": "fail"})
+        assert result["is_error"] and result["content"] == [{"type": "text", "text": "partial"}]
+        assert ext.shutdown() == 0
+
+
+def test_a_panel_left_open_is_closed_and_bad_panel_frames_are_skipped(project, tmp_path):
+    edit(project / "main.sh", "\t\tenter)\n", "\t\ttab) return ;;\n\t\tenter)\n")
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        ext.command(PICK, "")
+        for frame in (
+            {"type": "panel_key", "key": "down"},
+            {"type": "panel_key", "panel_id": 7, "key": "down"},
+            {"type": "panel_key", "panel_id": "../pick-1", "key": "down"},
+            {"type": "panel_key", "panel_id": "pick-1", "key": ["x"]},
+            {"type": "panel_close"},
+            {"type": "panel_close", "panel_id": "nope"},
+        ):
+            ext.send(frame)
+        ext.send({"type": "panel_key", "panel_id": "pick-1", "key": "tab"})  # returns
+        assert ext.read_frame() == {"type": "panel_close", "panel_id": "pick-1"}
+        no_frame(ext, 0.3)
+        assert ext.shutdown() == 0
