@@ -19,7 +19,7 @@ from conftest import CAPABILITIES, FLAVOURS, render
 # works on the template, the template's own test suite.
 EVERYWHERE = [
     r"HOST\.md",
-    r"SKILL\.md",
+    r"shared/zot",
     r"template maintainers?",
     r"maintainers? of the template",
     r"the suite",
@@ -73,10 +73,16 @@ OWN = {
 FRAMES = {
     None: ["hello", "hello_ack", "ready", "shutdown", "shutdown_ack"],
     "commands": ["register_command", "command_invoked", "command_response"],
-    "tools": ["register_tool", "tool_call", "tool_result"],
+    "tools": ["register_tool", "tool_call", "tool_result", "tool_cancel"],
     "events": ["subscribe", "event"],
     "guard": ["subscribe", "event_intercept", "event_intercept_response"],
+    "panel": ["register_command", "command_invoked", "command_response", "open_panel"],
+    "ask": ["register_tool", "tool_call", "tool_result", "tool_cancel", "open_panel"],
+    "prompt": ["subscribe", "event_intercept", "event_intercept_response"],
+    "skills": [],  # no frames: zot reads the skill from the folder
 }
+FRAMES["panel"] += ["panel_key", "panel_render", "panel_close", "submit"]
+FRAMES["ask"] += ["panel_key", "panel_render", "panel_close", "notify", "clear_notes"]
 
 SKIP_NAMES = {"package-lock.json"}
 SKIP_DIRS = {"node_modules", ".git", "dist"}
@@ -147,7 +153,9 @@ def test_readme_documents_the_frames(rendered, key):
             assert f"`{frame}`" in section, f"the Protocol section misses {frame}"
 
 
-@pytest.mark.parametrize("capability", [c for c in CAPABILITIES if c not in ("events", "guard")])
+@pytest.mark.parametrize(
+    "capability", [c for c in CAPABILITIES if c not in ("events", "guard", "skills")]
+)
 def test_protocol_section_lists_only_the_chosen_capabilities(tmp_path, capability):
     project = render(tmp_path / "p", language="python", capabilities=[capability])
     readme = (project / "README.md").read_text()
