@@ -165,9 +165,10 @@ def build_and_smoke(project: Path, marker: Path, description: str, tool: str) ->
     build(project)
     with ExtensionProcess(project, data_dir=project) as ext:
         _, frames = ext.handshake()
-        registered = {f["type"]: f for f in frames}
-        assert registered["register_command"]["description"] == description
-        assert registered["register_tool"]["description"] == tool
+        # the command and the tool the answers describe (the others have their own)
+        registered = {(f["type"], f.get("name")): f for f in frames}
+        assert registered["register_command", "demo-ext"]["description"] == description
+        assert registered["register_tool", "demo_ext"]["description"] == tool
         assert ext.shutdown() == 0
     smoke = run(["./smoke-test"], project, timeout=120)
     assert smoke.returncode == 0, smoke.stdout + smoke.stderr
@@ -224,7 +225,7 @@ def test_names_at_the_limits_build_and_pass_the_smoke_test(projects, tmp_path, v
         hello, frames = ext.handshake()
         assert hello["name"] == name
         tools = [f["name"] for f in frames if f["type"] == "register_tool"]
-        assert tools == [name.replace("-", "_")]
+        assert tools == [name.replace("-", "_"), name.replace("-", "_") + "_confirm"]
         assert ext.command(name, "hi")["action"] == "prompt"
         assert ext.shutdown() == 0
     smoke = subprocess.run(

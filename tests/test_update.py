@@ -12,7 +12,7 @@ from pathlib import Path
 
 import copier
 import pytest
-from conftest import CAPABILITIES, ROOT, build, run, smoke
+from conftest import ROOT, build, run, smoke
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
@@ -289,6 +289,7 @@ def test_previous_release_updates_to_this_checkout(tmp_path):
 # (Go, TypeScript) in the handler file. Per flavour: answers, the handler,
 # a line of the new layout, what leaves the handler, the template's files
 # that arrive, the unit tests.
+CAPABILITIES_0_2_0 = ["commands", "tools", "events", "guard"]  # all that 0.2.0 offered
 FROM_0_2_0 = {
     "python": (
         {"language": "python"},
@@ -309,7 +310,7 @@ FROM_0_2_0 = {
     "go": (
         {"language": "go", "go_sdk": False},
         "main.go",
-        "extension.Tool(tool, toolDescription, toolSchema, runTool)",
+        "extension.ToolWithOptions(tool, toolDescription, toolSchema, ToolOptions{}, runTool)",
         ["var tools = ", "dangerous"],
         ["protocol.go", "guard.go", "start"],
         ["go", "test", "-count=1", "./..."],
@@ -317,7 +318,7 @@ FROM_0_2_0 = {
     "go-sdk": (  # zot's SDK cannot be downloaded here: no build
         {"language": "go", "go_sdk": True},
         "main.go",
-        "extension.Tool(tool, toolDescription, toolSchema, runTool)",
+        "extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{}, runTool)",
         ["eventFields", "dangerous"],
         ["guard.go", "start"],
         None,
@@ -348,7 +349,7 @@ def test_a_0_2_0_project_updates_into_the_runtime_layout(tmp_path, flavour):
     answers, handler, registration, gone, arrive, unit_tests = FROM_0_2_0[flavour]
     repo = clone_template(tmp_path)
     assert "v0.2.0" in tag_releases(repo)
-    project = generate(repo, tmp_path / "ext", "v0.2.0", capabilities=CAPABILITIES, **answers)
+    project = generate(repo, tmp_path / "ext", "v0.2.0", capabilities=CAPABILITIES_0_2_0, **answers)
     edits = [("The text to echo back.", "The text to repeat.")]
     if flavour != "python":  # 0.2.0's Python prompt line is not the same line now
         edits.append(("Answer briefly and concretely:", "Answer in one sentence:"))
