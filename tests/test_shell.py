@@ -213,6 +213,8 @@ def test_an_intercept_is_answered_at_once_while_tools_run(project, jq_env, tmp_p
     edit(project / "main.sh", "\tprintf '%s' \"$1\"\n}", "\tsleep 5\n\tprintf '%s' \"$1\"\n}")
     with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
         ext.handshake()
+        # Once the reader has compiled the guard (its start-up is not measured here)
+        assert ext.intercept("bash", {"command": "ls"})["block"] is False
         for i in range(3):
             ext.send({"type": "tool_call", "id": f"slow{i}", "name": TOOL, "args": {"text": "x"}})
         time.sleep(0.2)
