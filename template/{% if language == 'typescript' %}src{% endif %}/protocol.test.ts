@@ -155,6 +155,7 @@ test("a panel the extension opens, renders and closes", () => {
   receive({ type: "panel_key", panel_id: "p", key: "tab" }); // logged
   ext.renderPanel("p", "T2", ["b", "c"], "F2");
   ext.closePanel("p"); // no onClose: the extension knows
+  ext.closePanel("p"); // closed already: nothing more is sent
   receive({ type: "panel_key", panel_id: "p", key: "enter" });
   assert.deepEqual(heard, []);
   assert.deepEqual(sent, [

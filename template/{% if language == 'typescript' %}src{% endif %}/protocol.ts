@@ -338,9 +338,10 @@ export class Extension {
     this.send({ type: "panel_render", panel_id: id, title, lines, footer });
   }
 
-  /** Close a panel; its handlers hear no more keys (nor onClose). */
+  /** Close a panel; its handlers hear no more keys (nor onClose). Nothing
+   * is sent for a panel that is not open (zot closed it, say). */
   closePanel(id: string): void {
-    this.panels.delete(id);
+    if (!this.panels.delete(id)) return;
     this.send({ type: "panel_close", panel_id: id });
   }
 
