@@ -99,7 +99,9 @@ test("a newer host is one whose hello_ack lists capabilities", () => {
 });
 
 test("notify and clear_notes are one frame each", () => {
-  const { ext, sent } = fresh();
+  const { ext, sent, receive } = fresh();
+  receive({ type: "hello_ack", capabilities: [] }); // a newer zot: submit
+  sent.length = 0;
   for (const level of ["info", "success", "warn", "error"] as const) {
     ext.notify(level, `a ${level} note`);
   }
@@ -143,6 +145,7 @@ test("panel keys and closes reach the handlers of that panel only", () => {
 
 test("a panel the extension opens, renders and closes", () => {
   const { ext, sent, logged, receive } = fresh();
+  ext.host.capabilities = []; // a newer zot: it takes open_panel
   const heard: string[] = [];
   const panel = { id: "p", title: "T", lines: ["a"], footer: "F" };
   ext.openPanel(panel, {
@@ -171,6 +174,21 @@ test("a panel the extension opens, renders and closes", () => {
   ]);
   assert.match(logged[0], /panel_key handler failed: bad key/);
   assert.match(logged[1], /unknown panel "p"/);
+});
+
+test("an older zot gets no submit and no open_panel, only a log line", () => {
+  const { ext, sent, logged, receive } = fresh();
+  receive({ type: "hello_ack", protocol_version: 1 }); // zot 0.1.62
+  sent.length = 0;
+  const heard: string[] = [];
+  const panel = { id: "p", title: "T", lines: [], footer: "" };
+  ext.openPanel(panel, { onKey: (key) => heard.push(key) });
+  ext.submit("a prompt");
+  receive({ type: "panel_key", panel_id: "p", key: "enter" }); // not open
+  assert.deepEqual(sent, []);
+  assert.deepEqual(heard, []);
+  assert.match(logged[0], /sent no open_panel frame: zot 0.1.62/);
+  assert.match(logged[1], /sent no submit frame/);
 });
 
 test("result helpers make text, markdown, image and structured results", () => {

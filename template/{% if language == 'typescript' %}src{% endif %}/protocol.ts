@@ -313,7 +313,7 @@ export class Extension {
 
   /** Send `text` as the user's next prompt (newer hosts only). */
   submit(text: string): void {
-    this.send({ type: "submit", text });
+    if (!this.tooOld("submit")) this.send({ type: "submit", text });
   }
 
   /** A command's reply that opens `panel`; its keys go to `handlers`. */
@@ -324,6 +324,7 @@ export class Extension {
 
   /** Open `panel` now, from a tool say (newer hosts only). */
   openPanel(panel: Panel, handlers: PanelHandlers): void {
+    if (this.tooOld("open_panel")) return;
     this.panels.set(panel.id, handlers);
     this.send({ type: "open_panel", panel });
   }
@@ -343,6 +344,13 @@ export class Extension {
   closePanel(id: string): void {
     if (!this.panels.delete(id)) return;
     this.send({ type: "panel_close", panel_id: id });
+  }
+
+  /** Whether zot is too old for frames of this type (then the log says so). */
+  private tooOld(type: string): boolean {
+    if (this.newerHost) return false;
+    this.log(`sent no ${type} frame: zot 0.1.62 and older do not take it`);
+    return true;
   }
 
   /** Where to keep files: zot's data_dir, else the extension's own folder. */
