@@ -12,6 +12,7 @@ import pytest
 from conftest import (
     CAPABILITIES,
     COMBINATIONS,
+    FLAVOURS,
     HANDLER,
     LANGUAGES,
     NO_PROCESS,
@@ -84,7 +85,7 @@ def test_smoke_test_passes_against_an_older_host(projects, language):
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_a_skills_only_project_runs_no_process(tmp_path, language):
-    project = render(tmp_path / "skills", language=language, capabilities=["skills"])
+    project = render(tmp_path / "skills", capabilities=["skills"], **FLAVOURS[language])
     assert sorted(p.name for p in project.iterdir() if p.name != ".github") == [
         ".copier-answers.yml",
         ".gitignore",
@@ -106,7 +107,7 @@ def test_a_skills_only_project_runs_no_process(tmp_path, language):
     report = smoke(project)
     statuses = {c["check"]: c["status"] for c in report["checks"]}
     assert statuses == {
-        "skill \"skills/demo-ext\"": "pass",
+        'skill "skills/demo-ext"': "pass",
         "extension.json without exec": "pass",
     }
     # a skill without a description is refused
