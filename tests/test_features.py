@@ -75,7 +75,8 @@ def test_prompt_reads_hello_acks_project_when_the_frame_names_none(projects, lan
 
 
 def test_a_cancelled_call_gets_no_result_and_the_tool_keeps_working(projects, language, tmp_path):
-    project = projects.fresh_copy(tmp_path, language, ["tools"])
+    # events as well: Go's main.go then imports time, which the wait needs
+    project = projects.fresh_copy(tmp_path, language, ["tools", "events"])
     handler = project / HANDLER[language]
     anchor, slow = slow_tool(VARIANTS[language].language, 3)
     source = handler.read_text()

@@ -13,7 +13,7 @@ DEFAULT_LIMIT, ALL_LIMIT = 90, 360
 # What only the protocol does, in any of the languages: reading stdin,
 # framing, the handshake and ready frames, worker threads, the writer lock.
 PROTOCOL = re.compile(
-    r"sys\.std(in|out)|process\.std(in|out)|os\.Std(in|out)|bufio\.|readline|\bread -r\b"
+    r"sys\.std(in|out)|process\.std(in|out)|os\.Std(in|out)|bufio\.|readline|\bread -r\b(?!.*<)"
     r"|json\.loads|threading|sync\.Mutex|_lock\b|\bqueue\b"
     r"|[\"']?[Tt]ype[\"']?: *[\"'](hello|hello_ack|ready|subscribe|register_command|register_tool)[\"']"
 )

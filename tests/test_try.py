@@ -98,7 +98,7 @@ def test_every_capability_can_be_tried_by_hand(projects, language, tmp_path):
         child.expect("keys go to the panel")
         child.send("y")
         child.expect("\\*\\*Approved\\*\\* by the user: delete the build folder")
-        child.expect('structured_content: {"approved": true')
+        child.expect('structured_content: {[^\r\n]*"approved": true')
         child.expect(PROMPT)
         # and cancelled while it waits: no result
         child.send('tool demo_ext_confirm {"action": "drop the table"}' + ENTER)
