@@ -402,7 +402,12 @@ def test_a_cancelled_call_aborts_its_signal_and_gets_no_result(projects, tmp_pat
         "  }\n"
     )
     source = handler.read_text()
-    assert anchor in source
+    signature = "export async function runTool(args: unknown): Promise<string> {"
+    assert anchor in source and signature in source
+    # the handler takes the signal, as the README says a long-running tool does
+    source = source.replace(
+        signature, signature.replace("args: unknown", "args: unknown, signal?: AbortSignal")
+    )
     handler.write_text(source.replace(anchor, wait + anchor))
     build(project)
     with ExtensionProcess(project, data_dir=tmp_path) as ext:

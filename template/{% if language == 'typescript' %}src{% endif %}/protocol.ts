@@ -152,6 +152,15 @@ export interface CommandOptions {
 /** Runs a tool; a string becomes one text block. Throw InvalidArguments to
  * tell the model what to send instead. `signal` aborts when zot gives up on
  * the call (its result is dropped then). */
+/** A tool call in flight: cancelled by zot, and its signal if it has one. */
+interface Call {
+  cancelled: boolean;
+  controller?: AbortController;
+}
+
+/** The signal of a handler that takes none: it never aborts. */
+const NEVER = new AbortController().signal;
+
 export type ToolHandler = (
   args: unknown,
   signal: AbortSignal,
@@ -242,7 +251,7 @@ export class Extension {
   private usesPanels = false;
   /** Open panels by id, and tool calls running by id. */
   private readonly panels = new Map<string, PanelHandlers>();
-  private readonly calls = new Map<string, AbortController>();
+  private readonly calls = new Map<string, Call>();
   private flushed: Promise<void> = Promise.resolve();
 
   constructor(
@@ -506,18 +515,25 @@ export class Extension {
   /** Run one request's handler and send its reply with the request's id. */
   private async answer(req: Request): Promise<void> {
     const { id } = req;
-    const call = new AbortController();
-    if (req.type === "tool_call") this.calls.set(id, call);
+    let call: Call | undefined;
+    if (req.type === "tool_call") {
+      // Only a handler that takes the signal gets one: under a burst of
+      // calls, an AbortController each costs memory and time.
+      const takesSignal = (this.tools.get(req.name)?.handler.length ?? 0) > 1;
+      call = { cancelled: false };
+      if (takesSignal) call.controller = new AbortController();
+      this.calls.set(id, call);
+    }
     let reply: ExtensionFrame;
     try {
-      reply = await this.reply(req, call.signal);
+      reply = await this.reply(req, call?.controller?.signal ?? NEVER);
     } catch (err) {
       const detail = err instanceof Error ? err.stack : String(err);
       this.log(`${req.type} handler failed: ${detail}`);
       reply = this.failure(req, err);
     }
-    if (req.type === "tool_call") {
-      if (call.signal.aborted) return; // zot has dropped the call
+    if (call) {
+      if (call.cancelled) return; // zot has dropped the call
       if (this.calls.get(id) === call) this.calls.delete(id);
     }
     this.send(reply);
@@ -587,7 +603,8 @@ export class Extension {
       return;
     }
     this.calls.delete(id as string);
-    call.abort();
+    call.cancelled = true;
+    call.controller?.abort();
   }
 
   /** panel_key and panel_close from zot, to the handlers of that panel. */
