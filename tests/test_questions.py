@@ -29,7 +29,7 @@ def test_defaults_render_a_python_extension_named_after_its_folder(tmp_path):
     assert answers["capabilities"] == ["commands", "tools"]
     assert answers["command_name"] == "my-ext" and answers["tool_name"] == "my_ext"
     assert answers["language"] == "python" and answers["version"] == "0.1.0"
-    assert "hello_capabilities" not in answers  # computed, never stored
+    assert "tool_text_help" not in answers  # computed, never stored
 
 
 def test_pytest_copie_renders_without_errors(copie):
