@@ -74,14 +74,21 @@ VARIANTS = {
         executables=("main.sh", "test_main.sh"),
         unit_tests=("./test_main.sh",),
     ),
-    # zot's Go SDK is a module download, which needs the network: the suite
-    # builds the dependency-free Go flavour (tests/test_go_sdk.py covers the
-    # SDK one).
     "go": Variant(
         "go",
         "main.go",
         "./start",  # builds ./demo-ext first when a git clone has none
         answers=(("go_sdk", False),),
+        executables=("start", "demo-ext"),
+        unit_tests=("go", "test", "-count=1", "./..."),
+    ),
+    # zot's Go SDK is a module download, which needs the network: the suite
+    # builds this flavour against SDK_DIR (see use_sdk).
+    "go-sdk": Variant(
+        "go",
+        "main.go",
+        "./start",
+        answers=(("go_sdk", True),),
         executables=("start", "demo-ext"),
         unit_tests=("go", "test", "-count=1", "./..."),
     ),
@@ -104,12 +111,42 @@ VARIANTS = {
 }
 LANGUAGES = list(VARIANTS)
 HANDLER = {variant: VARIANTS[variant].handler for variant in VARIANTS}
-# Every flavour a user can render, by id: each variant's answers, and Go with
-# zot's SDK (rendered only: its build downloads the SDK). HANDLER[id] or main.go.
+# Every flavour a user can render, by id: each variant's answers.
 FLAVOURS = {name: {"language": v.language, **dict(v.answers)} for name, v in VARIANTS.items()}
-FLAVOURS["go-sdk"] = {"language": "go", "go_sdk": True}
 # Answers every render of a language gets unless a test says otherwise.
 LANGUAGE_ANSWERS = {"go": {"go_sdk": False}}
+
+
+# zot's Go SDK, which the go-sdk flavour's projects are built against: a
+# checkout of zot's source named by ZOT_SDK_DIR (the SDK needs nothing beyond
+# the standard library), or else the stand-in in tests/go_sdk, which has the
+# SDK's API and behaves like it on the wire. The run's header says which.
+SDK_MODULE = "github.com/patriceckhart/zot"
+SDK_DIR = Path(os.environ.get("ZOT_SDK_DIR") or ROOT / "tests" / "go_sdk").resolve()
+SDK_IS_REAL = bool(os.environ.get("ZOT_SDK_DIR"))
+# What the SDK's hello lists, whatever the extension uses.
+SDK_CAPABILITIES = ["commands", "tools", "events", "panels", "tool_cancel", "call_tool"]
+
+
+def use_sdk(project: Path) -> None:
+    """Point a Go SDK project at SDK_DIR, as a user's replace directive would
+    point it at a local checkout: ./build then downloads nothing."""
+    go_mod = project / "go.mod"
+    main = project / "main.go"
+    if not go_mod.exists() or not main.exists() or f'"{SDK_MODULE}/' not in main.read_text():
+        return
+    if "replace" not in go_mod.read_text():
+        with go_mod.open("a") as out:
+            out.write(f"\nrequire {SDK_MODULE} v0.0.0\n\nreplace {SDK_MODULE} => {SDK_DIR}\n")
+
+
+def pytest_report_header() -> str:
+    which = (
+        "a checkout (ZOT_SDK_DIR)"
+        if SDK_IS_REAL
+        else "the stand-in (set ZOT_SDK_DIR for a checkout)"
+    )
+    return f"zot's Go SDK: {which} at {SDK_DIR}"
 
 
 def slow_tool(language: str, seconds: int) -> tuple[str, str]:
@@ -193,6 +230,7 @@ def smoke(project: Path, *args: str, timeout: float = 120) -> dict:
 
 
 def build(project: Path) -> None:
+    use_sdk(project)
     result = run(["./build"], project)
     assert result.returncode == 0, f"build failed:\n{result.stdout}\n{result.stderr}"
 

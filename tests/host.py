@@ -48,6 +48,7 @@ class ExtensionProcess:
         self.started = self.process.started
         self.next_id = 0
         self.spontaneous: list[dict] = []  # frames without an id, read by request()
+        self.hello: dict = {}  # the extension's hello, once handshake() has read it
 
     # -- reading -------------------------------------------------------------
 
@@ -96,7 +97,7 @@ class ExtensionProcess:
 
     def handshake(self, **ack) -> tuple[dict, list[dict]]:
         """Read hello, send hello_ack, return (hello, frames up to ready)."""
-        hello = self.read_frame()
+        hello = self.hello = self.read_frame()
         project = str(self.ext_dir.parent)
         frame = smoke_test.hello_ack(project, str(self.ext_dir), str(self.data_dir))
         self.send({**frame, "zot_version": "test", **ack})

@@ -8,8 +8,9 @@ import re
 import pytest
 from conftest import CAPABILITIES, FLAVOURS, HANDLER, LANGUAGES, ROOT, VARIANTS, render
 
-# Limits on the handler file's lines: default capabilities, then all eight.
-DEFAULT_LIMIT, ALL_LIMIT = 90, 360
+# Limits on the handler file's lines: default capabilities, then all eight (the
+# Go SDK flavour's is the longest: it tells an older zot by its version).
+DEFAULT_LIMIT, ALL_LIMIT = 90, 380
 # What only the protocol does, in any of the languages: reading stdin,
 # framing, the handshake and ready frames, worker threads, the writer lock.
 PROTOCOL = re.compile(

@@ -156,7 +156,7 @@ def test_generated_code_is_formatted_and_lint_clean(projects, language, capabili
             [tool("ruff"), "format", "--check", "--diff", "."],
             [tool("ruff"), "check", "--no-cache", *RUFF_RULES, "."],
         ]
-    elif language == "go":
+    elif VARIANTS[language].language == "go":
         checks = [
             [tool("gofmt"), "-l", "-d", "."],  # prints the files it would change
             [tool("go"), "vet", "./..."],

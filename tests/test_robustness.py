@@ -6,7 +6,14 @@ import json
 import time
 
 import pytest
-from conftest import CAPABILITIES, GUARD_ALLOWED, GUARD_CWD, GUARD_REFUSED, LANGUAGES
+from conftest import (
+    CAPABILITIES,
+    GUARD_ALLOWED,
+    GUARD_CWD,
+    GUARD_REFUSED,
+    LANGUAGES,
+    SDK_CAPABILITIES,
+)
 from host import ExtensionProcess
 from robustness import TOOL, hostile_session, line, pipeline, refusals
 
@@ -23,7 +30,9 @@ def ext(request, projects, tmp_path):
 
 def test_hostile_lines_are_skipped_and_every_request_is_answered_once(ext, record_property):
     record_property("cases", hostile_session(ext))
-    assert "not json" in ext.stderr()
+    # the runtimes log the line; zot's Go SDK logs only the decoder's error
+    sdk = ext.hello["capabilities"] == SDK_CAPABILITIES
+    assert ("malformed frame from host" if sdk else "not json") in ext.stderr()
 
 
 def test_a_thousand_requests_in_flight_are_all_answered(ext, record_property):
@@ -58,7 +67,7 @@ def test_a_thousand_requests_in_flight_are_all_answered(ext, record_property):
     answers = pipeline(ext, lines, expect, timeout=120)
     record_property("seconds", round(time.monotonic() - started, 2))
     for rid, answer in answers.items():
-        got = answer["content"][0]["text"] if rid[0] == "t" else answer["block"]
+        got = answer["content"][0]["text"] if rid[0] == "t" else answer.get("block", False)
         assert got == want[rid], (rid, answer)
     assert ext.shutdown() == 0
 
@@ -78,7 +87,7 @@ def test_guard_refuses_a_command_too_long_to_check(ext):
     over = at_limit + "a"
     reply = ext.intercept("bash", {"command": over})
     assert reply["block"] is True and "too long to check" in reply["reason"]
-    assert ext.intercept("bash", {"command": at_limit})["block"] is False
+    assert ext.intercept("bash", {"command": at_limit}).get("block", False) is False
     # bash joins continued lines before the guard reads them
     assert ext.intercept("bash", {"command": "r\\\nm -r\\\nf /"})["block"] is True
 

@@ -81,6 +81,7 @@ def test_every_capability_can_be_tried_by_hand(projects, language, tmp_path):
         child.expect(PROMPT)
 
         # the picker panel: a box, moved with the arrow keys, enter submits
+        # (zot's Go SDK cannot: it shows the prompt in a note)
         child.send("/demo-ext-pick" + ENTER)
         child.expect("┌─ Pick a prompt")
         child.expect("› Explain how this project is organised.")
@@ -88,12 +89,16 @@ def test_every_capability_can_be_tried_by_hand(projects, language, tmp_path):
         child.send(DOWN)
         child.expect("› Review the uncommitted changes for bugs.")
         child.send(ENTER)
-        child.expect("submit → zot sends it to the model: .Review the uncommitted")
+        if language == "go-sdk":
+            child.expect("note \\(info\\): Chosen: Review the uncommitted")
+        else:
+            child.expect("submit → zot sends it to the model: .Review the uncommitted")
         child.expect(PROMPT)
 
         # the ask tool: a panel, approved with a letter
         child.send('tool demo_ext_confirm {"action": "delete the build folder"}' + ENTER)
-        child.expect("note \\(info\\): demo-ext is waiting for your answer")
+        if language != "go-sdk":  # the SDK could not clear the note afterwards
+            child.expect("note \\(info\\): demo-ext is waiting for your answer")
         child.expect("┌─ Approve\\?")
         child.expect("keys go to the panel")
         child.send("y")

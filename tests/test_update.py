@@ -315,13 +315,13 @@ FROM_0_2_0 = {
         ["protocol.go", "guard.go", "start"],
         ["go", "test", "-count=1", "./..."],
     ),
-    "go-sdk": (  # zot's SDK cannot be downloaded here: no build
+    "go-sdk": (  # built against the suite's SDK (conftest.use_sdk)
         {"language": "go", "go_sdk": True},
         "main.go",
         "extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{}, runTool)",
         ["eventFields", "dangerous"],
         ["guard.go", "start"],
-        None,
+        ["go", "test", "-count=1", "./..."],
     ),
     "typescript": (
         {"language": "typescript", "ts_runner": "node"},

@@ -1,0 +1,3 @@
+module github.com/patriceckhart/zot
+
+go 1.25.0
