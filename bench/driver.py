@@ -21,8 +21,9 @@ import time
 from pathlib import Path
 from typing import Self
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from host import smoke_test
+# The smoke test's package, as every generated project has it in zot/.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "template" / "zot"))
+from smoke_test import process, protocol
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -33,13 +34,13 @@ def encode(frame: dict) -> bytes:
 
 
 def hello_ack(ext_dir: Path, data_dir: Path) -> dict:
-    frame = smoke_test.hello_ack(str(ext_dir.parent), str(ext_dir), str(data_dir))
+    frame = protocol.hello_ack(str(ext_dir.parent), str(ext_dir), str(data_dir))
     return {**frame, "zot_version": "bench"}
 
 
 def command_line(ext_dir: Path) -> list[str]:
     """What zot starts for the extension in `ext_dir`."""
-    return smoke_test.command_line(str(ext_dir))
+    return process.command_line(str(ext_dir))
 
 
 class Timeout(Exception):
@@ -52,7 +53,7 @@ class Extension:
     def __init__(self, argv: list[str], cwd: Path, log: Path, env: dict | None = None):
         self.cwd = Path(cwd)
         self.log = log
-        self.process = smoke_test.Process(argv, str(cwd), env=env, reader=False)
+        self.process = process.Process(argv, str(cwd), env=env, reader=False)
         self.started = self.process.started
         self.proc = self.process.proc
         assert self.proc.stdin and self.proc.stdout

@@ -46,7 +46,7 @@ sys.path.insert(0, str(HERE))
 import run as benchmark  # bench/run.py: statistics, formatting, the machine
 from conftest import VARIANTS, render
 from driver import Extension, Timeout, command_line
-from host import smoke_test
+from smoke_test import protocol
 
 CASES = ROOT / "template" / "{% if 'guard' in capabilities %}guard-cases.json{% endif %}"
 PAGE = ROOT / "docs" / "performance" / "guard.md"
@@ -216,7 +216,7 @@ def start(project: Path, cwd: str, work: Path, log: Path) -> Extension:
     try:
         hello = ext.read_frame(timeout=30)
         assert hello.get("type") == "hello", hello
-        ack = smoke_test.hello_ack(cwd, str(project), str(work / "data"))
+        ack = protocol.hello_ack(cwd, str(project), str(work / "data"))
         ext.send({**ack, "zot_version": "bench"})
         ext.read_until("ready", timeout=5)
     except BaseException:
@@ -226,7 +226,7 @@ def start(project: Path, cwd: str, work: Path, log: Path) -> Extension:
 
 
 def verdict_of(reply: dict) -> Verdict:
-    problems, block, reason = smoke_test.check_intercept_response(reply)
+    problems, block, reason = protocol.check_intercept_response(reply)
     if problems:
         return Verdict(False, None, "; ".join(problems))  # zot drops it: allowed
     if not block:

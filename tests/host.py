@@ -1,34 +1,24 @@
 """Drive a generated extension the way zot's host does, for direct checks.
 
-The starting and reading are the generated `smoke-test`'s own (its manifest
-reading, exec resolution, process and hello_ack), loaded from the template:
-there is one implementation of "start it the way zot does". On top,
-`ExtensionProcess` lets a test send frames and wait for replies.
+The starting and reading are the generated smoke test's own (its manifest
+reading, exec resolution, process and hello_ack), imported from the
+template's `zot/smoke_test` package: there is one implementation of "start it
+the way zot does". On top, `ExtensionProcess` lets a test send frames and wait
+for replies.
 """
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import queue
+import sys
 import time
 from pathlib import Path
 from typing import Self
 
-SMOKE_TEST_FILE = Path(__file__).resolve().parent.parent / "template" / "smoke-test"
-
-
-def load_smoke_test():
-    """The template's smoke-test script as a module."""
-    loader = importlib.machinery.SourceFileLoader("smoke_test", str(SMOKE_TEST_FILE))
-    spec = importlib.util.spec_from_loader("smoke_test", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-smoke_test = load_smoke_test()
+# The smoke test's package, as every generated project has it in zot/.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "template" / "zot"))
+from smoke_test import process, protocol
 
 
 class ExtensionProcess:
@@ -40,8 +30,8 @@ class ExtensionProcess:
     def __init__(self, ext_dir: Path, data_dir: Path | None = None, env=None, own_group=True):
         self.ext_dir = Path(ext_dir)
         self.data_dir = Path(data_dir) if data_dir else self.ext_dir
-        argv = smoke_test.command_line(str(self.ext_dir))
-        self.process = smoke_test.Process(argv, str(self.ext_dir), own_group=own_group, env=env)
+        argv = process.command_line(str(self.ext_dir))
+        self.process = process.Process(argv, str(self.ext_dir), own_group=own_group, env=env)
         self.raw_lines: list[bytes] = []  # every stdout line, "\n" included
         self.process.tap = self.raw_lines.append
         self.proc = self.process.proc
@@ -99,7 +89,7 @@ class ExtensionProcess:
         """Read hello, send hello_ack, return (hello, frames up to ready)."""
         hello = self.hello = self.read_frame()
         project = str(self.ext_dir.parent)
-        frame = smoke_test.hello_ack(project, str(self.ext_dir), str(self.data_dir))
+        frame = protocol.hello_ack(project, str(self.ext_dir), str(self.data_dir))
         self.send({**frame, "zot_version": "test", **ack})
         return hello, self.read_until("ready")
 

@@ -93,6 +93,7 @@ def test_a_skills_only_project_runs_no_process(tmp_path, language):
         "extension.json",
         "skills",
         "smoke-test",
+        "zot",
     ]
     manifest = json.loads((project / "extension.json").read_text())
     assert manifest == {

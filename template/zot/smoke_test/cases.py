@@ -1,0 +1,353 @@
+"""smoke.json's cases and their checks, and the guard's data files."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING
+
+from .protocol import SYSTEM_PROMPT, event_frame, q, short
+from .report import Report
+
+if TYPE_CHECKING:  # the session imports this module
+    from .session import Session
+
+# --- smoke.json -----------------------------------------------------------------
+
+# Per section: the key each case needs, and the expect keys with their types.
+CASE_KEY = {"commands": "name", "tools": "name", "intercepts": "event"}
+CASE_KEY["events"] = "event"
+PANEL_EXPECT = {"title": str, "line": str, "closed": bool, "notify": str}
+EXPECT_TYPES = {
+    "commands": {"action": str, "contains": str, "equals": str, "error": bool},
+    "tools": {
+        "is_error": bool,
+        "text": str,
+        "contains": str,
+        "structured_content": dict,
+    },
+    "intercepts": {"block": bool, "reason_contains": str, "system_prompt": str},
+    "events": {},
+}
+EXPECT_TYPES["commands"].update(PANEL_EXPECT, submit=str)
+EXPECT_TYPES["tools"].update(PANEL_EXPECT, markdown=bool)
+EXPECT_TYPES["intercepts"].update(system_prompt_contains=str, keeps_prompt=bool)
+FIELD_TYPES = {"name": str, "event": str, "tool_name": str, "tool_args": dict}
+FIELD_TYPES.update(text=str, step=int, fields=dict, expect=dict, keys=list)
+FIELD_TYPES.update(cancel=bool, files=dict, system_prompt=str)
+TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "an object"}
+TYPE_NAMES[list] = "a list of strings"
+
+
+def load_smoke_json(path: str, report: Report) -> dict | None:
+    """Read smoke.json, with defaults filled in; FAIL lines and None if broken."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        report.fail("smoke.json", f"invalid JSON at {where}: {exc.msg}")
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        report.fail("smoke.json", f"cannot read {path}: {exc}")
+        return None
+    if not isinstance(data, dict):
+        report.fail("smoke.json", "must hold a JSON object")
+        return None
+    for key in sorted(set(data) - set(CASE_KEY) - {"about"}):
+        report.warn("smoke.json", f"unknown key {q(key)} ignored")
+    cases, problems = {}, []
+    for section in CASE_KEY:
+        entries = data.get(section, [])
+        if not isinstance(entries, list):
+            problems.append(f"{section} must be a list")
+            entries = []
+        cases[section] = []
+        for i, entry in enumerate(entries):
+            case = with_defaults(section, entry) if isinstance(entry, dict) else None
+            problem = case_problem(section, case)
+            if problem:
+                problems.append(f"{section}[{i}]: {problem}")
+            else:
+                cases[section].append(case)
+    for problem in problems:
+        report.fail("smoke.json", problem)
+    return None if problems else cases
+
+
+def load_guard_cases(path: str, report: Report) -> dict:
+    """Read guard-cases.json: commands to refuse (with the rule that must refuse
+    each) and commands to allow, judged with "cwd" as the project folder."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        report.fail("guard-cases.json", f"invalid JSON at {where}: {exc.msg}")
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        report.fail("guard-cases.json", f"cannot read {path}: {exc}")
+        return {}
+    if not isinstance(data, dict):
+        report.fail("guard-cases.json", "must hold a JSON object")
+        return {}
+    for key in sorted(set(data) - {"about", "cwd", "refused", "allowed"}):
+        report.warn("guard-cases.json", f"unknown key {q(key)} ignored")
+    cases: dict = {"cwd": data.get("cwd", "")}
+    if not isinstance(cases["cwd"], str):
+        report.fail("guard-cases.json", "cwd must be a string")
+        return {}
+    refused = data.get("refused", {})
+    if isinstance(refused, list):  # commands only, no rule named
+        refused = dict.fromkeys(refused, "")
+    if isinstance(refused, dict) and all(isinstance(r, str) for r in refused.values()):
+        cases["refused"] = list(refused.items())
+    else:
+        report.fail("guard-cases.json", "refused must map commands to rule ids")
+    allowed = data.get("allowed", [])
+    if isinstance(allowed, list) and all(isinstance(c, str) for c in allowed):
+        cases["allowed"] = [(command, "") for command in allowed]
+    else:
+        report.fail("guard-cases.json", "allowed must be a list of strings")
+    return cases
+
+
+# The fields of a guard rule, with their types; see the guard's documentation.
+RULE_FIELDS = {"id": str, "reason": str, "instead": str, "command": list}
+RULE_FIELDS.update(
+    {"subcommand": list, "option": list, "not option": list, "skip": int}
+)
+RULE_FIELDS.update({"arg": list, "exec": list, "targets": str, "default target": str})
+RULE_FIELDS.update({"target": list, "redirect": list, "input": list, "piped to": list})
+RULE_FIELDS.update({"runs output of": list, "fork bomb": bool})
+MATCHING = set(RULE_FIELDS) - {"id", "reason", "instead", "targets", "default target"}
+
+
+def rules_problems(path: str) -> list[str]:
+    """What is wrong with a guard rules file (guard-rules.json, guard-policy.json)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return [f"cannot read it: {exc}"]
+    if not isinstance(data, dict):
+        return ["must hold a JSON object"]
+    problems = []
+    lists = data.get("lists", {})
+    if not isinstance(lists, dict):
+        return ["lists must be an object of lists"]
+    if not isinstance(data.get("off", []), list):
+        problems.append("off must be a list of rule ids")
+    rules = data.get("rules", [])
+    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+        return [*problems, "rules must be a list of objects"]
+    seen = set()
+    for number, rule in enumerate(rules, 1):
+        rule_id = rule.get("id")
+        name = f"rule {q(rule_id) if isinstance(rule_id, str) else number}"
+        for field in ("id", "reason", "instead"):
+            if not isinstance(rule.get(field), str) or not rule.get(field):
+                problems.append(f"{name}: needs {q(field)}, a text")
+        if rule_id in seen:
+            problems.append(f"{name}: a second rule with this id")
+        seen.add(rule_id)
+        for field, value in rule.items():
+            kind = RULE_FIELDS.get(field)
+            if kind is None:
+                problems.append(
+                    f"{name}: unknown field {q(field)} (a typo would refuse too much)"
+                )
+            elif (
+                not isinstance(value, kind)
+                or kind is list
+                and not all(isinstance(item, str) for item in value)
+            ):
+                problems.append(
+                    f"{name}: {q(field)} must be {TYPE_NAMES.get(kind, 'a list of texts')}"
+                )
+            elif kind is list:
+                unknown = [i for i in value if i.startswith("@") and i[1:] not in lists]
+                problems += [
+                    f"{name}: {q(field)} names no list {q(i)}" for i in unknown
+                ]
+        if not MATCHING & set(rule):
+            problems.append(
+                f"{name}: has nothing to match, so it would refuse every command"
+            )
+    return problems
+
+
+def refusal_parts(reason: str) -> tuple[str, str]:
+    """The rule id and the rest of a refusal: refused by NAME (RULE): WHY."""
+    match = re.match(r"refused by [^(]*\(([^()]+)\): (.*)", reason, re.DOTALL)
+    return (match[1], match[2]) if match else ("", reason)
+
+
+def with_defaults(section: str, entry: dict) -> dict:
+    """A smoke.json case with defaults for what it leaves out."""
+    case = {"expect": {}, **entry}
+    if section == "intercepts":
+        case = {"event": "tool_call", "tool_name": "bash", "tool_args": {}, **case}
+        case.setdefault("files", {})
+    elif section == "events":
+        case.setdefault("fields", {})
+    else:
+        case.setdefault("args", "" if section == "commands" else {})
+        case = {"keys": [], "cancel": False, **case}
+    return case
+
+
+def case_problem(section: str, case: dict | None) -> str:
+    """What is wrong with a smoke.json case, or ""."""
+    if case is None:
+        return "must be an object"
+    if CASE_KEY[section] not in case:
+        return f"needs {CASE_KEY[section]}"
+    if section == "commands" and not isinstance(case["args"], str):
+        return "args must be a string"
+    for key, value in case.items():
+        kind = FIELD_TYPES.get(key, object)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            return f"{key} must be {TYPE_NAMES[kind]}"
+    if not all(isinstance(key, str) and key for key in case.get("keys", [])):
+        return (
+            "keys must be a list of key names (up, down, enter, esc, ...) or characters"
+        )
+    if not all(isinstance(text, str) for text in case.get("files", {}).values()):
+        return "files must map file names to their text"
+    for key, value in case["expect"].items():
+        kind = EXPECT_TYPES[section].get(key)
+        if kind is None:
+            return f"unknown expect key {q(key)}"
+        if not isinstance(value, kind):
+            return f"expect.{key} must be {TYPE_NAMES[kind]}"
+    return ""
+
+
+def expect_label(case: dict) -> str:
+    parts = [
+        f"{key} {json.dumps(value, ensure_ascii=False)}"
+        for key, value in case["expect"].items()
+    ]
+    return " → " + (
+        ", ".join(parts) or ("no result" if case.get("cancel") else "answered")
+    )
+
+
+def command_expectations(answer: dict, expect: dict) -> list[str]:
+    action, error = answer.get("action") or "", answer.get("error") or ""
+    key = "prompt" if action == "tool_prompt" else action
+    text = answer.get(key, "") if key in ("prompt", "insert", "display") else ""
+    problems = []
+    if "error" in expect and bool(error) != expect["error"]:
+        problems.append(f"got error {q(error)}" if error else "got no error")
+    if "action" in expect and action != expect["action"]:
+        problems.append(f"got action {q(action)}")
+    if expect.get("contains", "") not in text or expect.get("equals", text) != text:
+        problems.append(f"got text {q(text)}")
+    return problems
+
+
+def tool_expectations(
+    answer: dict, is_error: bool, text: str, expect: dict
+) -> list[str]:
+    problems = []
+    if expect.get("is_error", is_error) != is_error:
+        problems.append(f"got is_error {str(is_error).lower()}")
+    if expect.get("contains", "") not in text or expect.get("text", text) != text:
+        problems.append(f"got text {q(text)}")
+    structured = answer.get("structured_content")
+    if "structured_content" in expect and structured != expect["structured_content"]:
+        problems.append(f"got structured_content {q(structured)}")
+    blocks = [b for b in answer.get("content") or [] if isinstance(b, dict)]
+    markdown = any(b.get("format") == "markdown" for b in blocks)
+    if expect.get("markdown", markdown) != markdown:
+        problems.append("the text is " + ("markdown" if markdown else "not markdown"))
+    return problems
+
+
+def prompt_expectations(prompt: str | None, expect: dict) -> list[str]:
+    shown = "no system_prompt" if prompt is None else f"system_prompt {q(prompt, 80)}"
+    wrong = [
+        "keeps_prompt" in expect and (prompt is None) != expect["keeps_prompt"],
+        "system_prompt" in expect and prompt != expect["system_prompt"],
+        "system_prompt_contains" in expect
+        and expect["system_prompt_contains"] not in (prompt or ""),
+    ]
+    return [f"got {shown}"] if any(wrong) else []
+
+
+def intercept_expectations(block: bool, reason: str, expect: dict) -> list[str]:
+    problems = []
+    if expect.get("block", block) != block:
+        problems.append(f"got block {str(block).lower()}, reason {q(reason)}")
+    elif expect.get("reason_contains", "") not in reason:
+        problems.append(f"got reason {q(reason)}")
+    return problems
+
+
+def run_cases(s: Session, cases: dict) -> None:
+    """Take session `s` through smoke.json's cases, each with its own line."""
+    for case in cases["commands"]:
+        name, args = case["name"].lstrip("/"), case["args"]
+        keys = f" keys {' '.join(case['keys'])}" if case.get("keys") else ""
+        label = f"smoke.json: command /{name} {q(args)}{keys}{expect_label(case)}"
+        known = [known for known in s.commands if known.lower() == name.lower()]
+        if not known:
+            s.report.fail(label, "not registered")
+        elif s.opts.old_host and "submit" in case["expect"]:
+            s.report.skip(label, "zot 0.1.62 cannot submit a prompt from a panel")
+        else:
+            panel = s.check_command(label, known[0], args, case["expect"], case["keys"])
+            if panel in s.panels:
+                s.close_panel(panel)
+    for case in cases["tools"]:
+        name, args = case["name"], case["args"]
+        how = f" keys {' '.join(case['keys'])}" if case["keys"] else ""
+        how += ", cancelled by zot" if case["cancel"] else ""
+        label = f"smoke.json: tool {name} {short(args)}{how}{expect_label(case)}"
+        if name not in s.tools:
+            s.report.fail(label, "not registered")
+        elif s.opts.old_host and (case["keys"] or case["cancel"]):
+            s.report.skip(
+                label, "zot 0.1.62 opens no panels from tools, cancels nothing"
+            )
+        else:
+            s.check_tool(
+                label,
+                name,
+                args,
+                expect=case["expect"],
+                keys=case["keys"],
+                cancel=case["cancel"],
+            )
+    for case in cases["intercepts"]:
+        event, args = case["event"], short(case["tool_args"])
+        subject = case["tool_name"] if event == "tool_call" else event
+        if event == "before_agent_start":
+            args = f"with {', '.join(case['files']) or 'no files'}"
+        label = f"smoke.json: intercept {subject} {args}{expect_label(case)}"
+        if event not in s.intercepts:
+            s.report.fail(label, f"the extension does not intercept {event}")
+        elif event == "before_agent_start":
+            cwd = s.project_with(case["files"])
+            prompt = case.get("system_prompt", SYSTEM_PROMPT)
+            s.check_prompt(label, cwd, prompt, expect=case["expect"])
+        else:
+            fields = {"tool_id": "toolu_smoke", "step": 1, **case}
+            for key in ("expect", "files"):
+                fields.pop(key, None)
+            s.check_intercept(label, fields, expect=case["expect"])
+    labels = []
+    for case in cases["events"]:
+        event, fields = case["event"], case["fields"]
+        label = f"smoke.json: event {event} {short(fields)}"
+        if event not in s.events:
+            s.report.warn(label, "not subscribed, so zot would not send it")
+        s.send({**event_frame(event, s.opts.project_dir), **fields})
+        labels.append(label)
+    if labels:  # all delivered; one question shows the extension survived
+        alive, detail = s.still_answering()
+        detail = f"delivered; {detail}"
+        for label in labels:
+            s.report.verdict(label, [] if alive else [detail], detail)

@@ -1,0 +1,312 @@
+"""Starting the extension the way zot does: the manifest, exec, the process."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+from .protocol import MARK, MAX_LINE, STDERR_LINES, StartError, q
+from .report import Report
+
+# --- starting the extension like zot --------------------------------------------
+
+
+def load_manifest(ext_dir: str) -> dict:
+    """Read extension.json; StartError wherever zot could not start from it."""
+    path = os.path.join(ext_dir, "extension.json")
+    if not os.path.isdir(ext_dir):
+        raise StartError(f"{ext_dir} is not a directory")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            manifest = json.load(fh)
+    except FileNotFoundError:
+        raise StartError(f"no extension.json in {ext_dir} (try --dir)") from None
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise StartError(f"{path}: invalid JSON at {where}: {exc.msg}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StartError(f"cannot read {path}: {exc}") from None
+    if not isinstance(manifest, dict):
+        raise StartError(f"{path} must hold a JSON object")
+    # Without exec zot runs no process: the folder only brings skills (or a theme).
+    required = (
+        ("name", "exec")
+        if "exec" in manifest or not shipped(ext_dir, manifest)
+        else ("name",)
+    )
+    for key in required:
+        if not isinstance(manifest.get(key), str) or not manifest[key].strip():
+            raise StartError(f"{path}: {key} is required (a non-empty string)")
+    for key in ("version", "description", "language"):
+        if not isinstance(manifest.get(key, ""), str):
+            raise StartError(f"{path}: {key} must be a string")
+    args = manifest.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise StartError(f"{path}: args must be a list of strings")
+    if not isinstance(manifest.get("enabled", True), bool):
+        raise StartError(f"{path}: enabled must be true or false")
+    return manifest
+
+
+def shipped(ext_dir: str, manifest: dict) -> bool:
+    """Whether the folder brings skills or a theme, which need no process."""
+    skills = manifest.get("skills")
+    return bool(skills) or os.path.isfile(os.path.join(ext_dir, "theme.json"))
+
+
+def skill_problems(ext_dir: str, entry: object) -> tuple[list[str], str]:
+    """What is wrong with one entry of the manifest's skills, and its name."""
+    if not isinstance(entry, str) or not entry.strip():
+        return [f"{q(entry)} is not a path"], ""
+    path = os.path.normpath(os.path.join(ext_dir, entry))
+    if os.path.isabs(entry) or not path.startswith(ext_dir + os.sep):
+        return ["must be a path inside the extension's folder"], ""
+    if os.path.isdir(path):
+        path = os.path.join(path, "SKILL.md")
+    if not os.path.isfile(path):
+        return [f"{os.path.relpath(path, ext_dir)} does not exist"], ""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"cannot read it: {exc}"], ""
+    match = re.match(r"---\r?\n(.*?)\r?\n---\r?\n", text, re.DOTALL)
+    if not match:
+        return ["needs a front matter block between --- lines"], ""
+    fields = dict(
+        re.findall(r"^([A-Za-z-]+):[ \t]*(.*?)[ \t]*$", match[1], re.MULTILINE)
+    )
+    name = fields.get("name", "").strip("'\"") or os.path.basename(
+        os.path.dirname(path)
+    )
+    problems = []
+    if not fields.get("description", "").strip("'\" "):
+        problems.append("the front matter needs a description (the model reads it)")
+    if not text[match.end() :].strip():
+        problems.append("the skill has no body below the front matter")
+    return problems, name
+
+
+def resolve_exec(ext_dir: str, exe: str) -> str:
+    """Find the program like zot: absolute, beside the manifest, or on PATH."""
+    if os.path.isabs(exe):
+        path = exe
+    elif exe.startswith(("./", "../")) or exe in (".", "..") or os.sep in exe:
+        path = os.path.normpath(os.path.join(ext_dir, exe))
+    elif shutil.which(exe):
+        return shutil.which(exe)
+    elif os.path.exists(os.path.join(ext_dir, exe)):
+        hint = f'zot looks bare names up on PATH, so write "./{exe}" in extension.json'
+        raise StartError(f'exec "{exe}" is not on PATH: {hint}')
+    else:
+        raise StartError(f'exec "{exe}" is not on PATH: install {exe} or fix PATH')
+    if not os.path.exists(path):
+        beside = os.path.dirname(path) == ext_dir
+        if beside and os.path.exists(os.path.join(ext_dir, "build")):
+            raise StartError(f"exec {path} does not exist: run ./build first")
+        raise StartError(f"exec {path} does not exist (build it, or fix exec)")
+    if os.path.isdir(path) or not os.access(path, os.X_OK):
+        raise StartError(f"exec {path} is not executable: chmod +x {path}")
+    return path
+
+
+def command_line(ext_dir: str) -> list[str]:
+    """The program and arguments zot would start from the folder's manifest."""
+    manifest = load_manifest(ext_dir)
+    args = manifest.get("args", [])
+    argv = [resolve_exec(ext_dir, manifest["exec"]), *args]
+    if os.path.exists(os.path.join(ext_dir, "build")):
+        check_built(ext_dir, args)
+    return argv
+
+
+def check_built(ext_dir: str, args: list[str]) -> None:
+    """StartError when an argument names what ./build makes and it is missing.
+
+    A script argument (dist/index.js) must exist; a module that node loads
+    before it (--import tsx/esm) must be installed in node_modules.
+    """
+    for before, arg in zip(["", *args], args):
+        if before in ("--import", "--require", "-r") and not arg.startswith((".", "/")):
+            package = "/".join(arg.split("/")[: 2 if arg.startswith("@") else 1])
+            if not os.path.isdir(os.path.join(ext_dir, "node_modules", package)):
+                raise StartError(f"{package} is not in node_modules: run ./build first")
+        elif (
+            arg.endswith((".js", ".mjs", ".cjs", ".ts", ".py", ".sh"))
+            and not os.path.isabs(arg)
+            and not os.path.exists(os.path.join(ext_dir, arg))
+        ):
+            raise StartError(f"{arg} does not exist: run ./build first")
+
+
+def check_skills(ext_dir: str, manifest: dict, report: Report) -> None:
+    """The skills the manifest lists: each a SKILL.md with a description."""
+    skills = manifest.get("skills")
+    if skills is None:
+        return
+    if not isinstance(skills, list) or not skills:
+        report.fail(
+            "extension.json skills", "must be a list of folders or SKILL.md files"
+        )
+        return
+    for entry in skills:
+        problems, name = skill_problems(ext_dir, entry)
+        report.verdict(f"skill {q(entry)}", problems, f"{name}: front matter and body")
+
+
+class Process:
+    """The running extension: pipes, a stdout reader thread, a stderr file.
+
+    Newer zot starts each extension in a process group of its own; zot 0.1.62
+    and older leave it in zot's (own_group=False). Either way, the processes
+    that belong to it are found: by the group, or by a mark in their
+    environment, which every child inherits.
+    """
+
+    def __init__(
+        self,
+        argv: list[str],
+        cwd: str,
+        own_group: bool = True,
+        env: dict | None = None,
+        reader: bool = True,
+    ) -> None:
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        self.own_group = own_group
+        env = dict(os.environ if env is None else env)
+        env[MARK] = f"{os.getpid()}-{id(self)}-{time.monotonic_ns()}"
+        self.mark = f"{MARK}={env[MARK]}".encode()  # as /proc/PID/environ has it
+        self.started = time.monotonic()
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                start_new_session=own_group,
+                env=env,
+            )
+        except OSError as exc:
+            hint = " (a script needs a #! line)" if exc.errno == 8 else ""
+            raise StartError(f"cannot start {argv[0]}: {exc.strerror}{hint}") from None
+        # (arrival time, line); the line is None at the end, its size if too long
+        self.lines: queue.Queue = queue.Queue()
+        self.tap = None  # a function that sees every stdout line as it came
+        if reader:
+            threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        """The reader thread: queue every stdout line with its arrival time."""
+        out = self.proc.stdout
+        try:
+            while True:
+                line = out.readline(MAX_LINE)
+                moment = time.monotonic()
+                if not line:
+                    break
+                if self.tap:
+                    self.tap(line)
+                if len(line) == MAX_LINE and not line.endswith(b"\n"):
+                    size = len(line)
+                    while line and not line.endswith(b"\n"):  # skip the rest
+                        line = out.readline(1 << 20)
+                        size += len(line)
+                    self.lines.put((moment, size))
+                    continue
+                # zot's line scanner drops the "\n" and a "\r" before it
+                self.lines.put((moment, line.rstrip(b"\n").removesuffix(b"\r")))
+        except (OSError, ValueError):
+            pass
+        self.lines.put((time.monotonic(), None))
+
+    def wait(self, timeout: float) -> int | None:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill_all(self) -> None:
+        """SIGKILL the extension and every process that belongs to it."""
+        if self.own_group:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        else:
+            for pid in [self.proc.pid, *(pid for pid, _ in self._members())]:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        self.wait(5)
+
+    def members(self) -> list[str]:
+        """Live processes that belong to the extension, as "PID (NAME)"."""
+        if not os.path.isdir("/proc/self"):  # no /proc (macOS): ask the kernel
+            try:
+                if self.own_group:
+                    os.killpg(self.proc.pid, 0)
+                elif self.proc.poll() is not None:
+                    return []  # its children cannot be seen without /proc
+            except ProcessLookupError:
+                return []
+            except OSError:
+                pass  # not allowed to signal it, but it exists
+            return [f"process group {self.proc.pid}"]
+        return [f"{pid} ({name})" for pid, name in self._members()]
+
+    def _members(self) -> list[tuple[int, str]]:
+        """From /proc, which also lets zombies (exited, not yet reaped) be skipped."""
+        if not os.path.isdir("/proc/self"):
+            return []
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+                    head, _, tail = fh.read().rpartition(")")
+                state, _, group = tail.split()[:3]
+                if state == "Z":
+                    continue
+                if self.own_group:
+                    ours = group == str(self.proc.pid)
+                else:
+                    with open(f"/proc/{pid}/environ", "rb") as fh:
+                        ours = self.mark in fh.read().split(b"\0")
+            except (OSError, UnicodeDecodeError, ValueError):
+                continue
+            if ours:
+                found.append((int(pid), head.partition("(")[2]))
+        return found
+
+    def leftovers(self, wait: float) -> list[str]:
+        """members() once the extension's children had up to `wait` s to exit."""
+        deadline = time.monotonic() + wait
+        while (left := self.members()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return left
+
+    def stderr_text(self, size: int) -> str:
+        """The last `size` bytes of the extension's stderr."""
+        self.stderr.seek(max(0, self.stderr.seek(0, os.SEEK_END) - size))
+        return self.stderr.read().decode("utf-8", "replace")
+
+    def close(self) -> str:
+        """Kill whatever is left; return the tail of stderr."""
+        if self.proc.poll() is None or self.members():
+            self.kill_all()
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        tail = self.stderr_text(65536).splitlines()[-STDERR_LINES:]
+        self.stderr.close()
+        return "\n".join(tail)

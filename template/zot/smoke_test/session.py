@@ -1,0 +1,575 @@
+"""The scripted session: the phases a smoke test takes the extension through."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tempfile
+import time
+
+from .cases import (
+    command_expectations,
+    intercept_expectations,
+    load_guard_cases,
+    load_smoke_json,
+    prompt_expectations,
+    refusal_parts,
+    rules_problems,
+    run_cases,
+    tool_expectations,
+)
+from .protocol import (
+    HELLO_ACK,
+    HELLO_TIMEOUT,
+    MAX_BAD_LINES,
+    PANEL_KEYS,
+    READY_GRACE,
+    READY_IDLE,
+    SAMPLE_ARGS,
+    SHUTDOWN_GRACE,
+    SYSTEM_PROMPT,
+    SessionOver,
+    check_command_response,
+    check_intercept_response,
+    check_tool_result,
+    describe_status,
+    event_frame,
+    hello_ack,
+    invalid_args,
+    parse_frame,
+    q,
+    sample_args,
+    short,
+)
+from .wire import Wire
+
+
+class Session(Wire):
+    """One zot session with the extension, checked step by step."""
+
+    # The phases, in order; each runs the method phase_<name> ("." becomes "_").
+    PHASES = "hello ready commands tools events guard guard-rules.json guard-cases.json"
+    PHASES += " robustness smoke.json shutdown"
+
+    def run(self) -> None:
+        phases = self.PHASES.split()
+        if self.opts.guard:
+            phases = ["hello", "ready", "explain", "shutdown"]
+        for index, name in enumerate(phases):
+            try:
+                getattr(self, "phase_" + re.sub(r"[.-]", "_", name))()
+            except SessionOver as exc:
+                self.report.fail(name, str(exc))
+                for later in phases[index + 1 :]:
+                    self.report.skip(later, "not run: the session ended early")
+                return
+
+    # the phases ----------------------------------------------------------------
+
+    def phase_hello(self) -> None:
+        """The first stdout line must be hello; answer it with hello_ack."""
+        limit = self.opts.hello_timeout or min(
+            HELLO_TIMEOUT, self.opts.timeout or math.inf
+        )
+        line = self.next_line(limit)
+        if line is None:
+            why = "zot waits forever: it would hang at start-up"
+            raise SessionOver(f"no hello within {limit:g} s ({why})")
+        hello, _ = parse_frame(line)
+        if hello is None or hello["type"] != "hello":
+            got = q(line[:100], 80)
+            raise SessionOver(f"the first line must be hello, not {got}; zot kills it")
+        name, version = hello.get("name"), hello.get("version", "")
+        caps = hello.get("capabilities", [])
+        if not isinstance(name, str) or not name or not isinstance(version, str):
+            raise SessionOver(f"hello needs a name and a version: {q(hello)}")
+        if not isinstance(caps, list) or not all(isinstance(c, str) for c in caps):
+            raise SessionOver(f"hello capabilities must be strings: {q(caps)}")
+        shown = f"{name} {version or '(no version)'}"
+        self.report.ok("hello", f"{shown}, capabilities {short(caps)}")
+        self.hello_caps = caps
+        for key, value in (("name", name), ("version", version)):
+            theirs = self.manifest.get(key, "")
+            if value != theirs:
+                differs = f"{key} {q(value)} differs from extension.json's {q(theirs)}"
+                self.report.warn("hello", differs)
+        if self.ms(self.line_at) > 1000:
+            took = f"took {self.ms(self.line_at)} ms"
+            self.report.warn("hello", f"{took}; zot's start-up waits for it")
+        opts = self.opts
+        self.send(
+            hello_ack(opts.project_dir, opts.ext_dir, opts.data_dir, opts.old_host)
+        )
+        self.hello_ack_at = time.monotonic()
+
+    def phase_ready(self) -> None:
+        """Take registrations until ready, the way zot's watchdog sees them."""
+        last = self.hello_ack_at
+        deadline = last + READY_GRACE
+        while self.ready_at is None:
+            wait = min(last + READY_IDLE, deadline) - time.monotonic()
+            if wait <= 0:
+                break
+            line = self.next_line(wait)
+            if line is not None:
+                last = self.line_at  # zot's watchdog counts every line, even junk
+                frame = self.as_frame(line)
+                if frame is not None:
+                    self.dispatch(frame)
+        self.settled = True
+        if self.ready_at is not None:
+            self.report.ready_ms = self.ms(self.ready_at)
+            after = round((self.ready_at - self.hello_ack_at) * 1000)
+            self.report.ready_after_ack_ms = after
+            start = f"{self.report.ready_ms} ms after start"
+            detail = f"{start}, {after} ms after hello_ack"
+            self.report.ok("ready", f"{detail} (zot's watchdog: 250 ms of silence)")
+        elif time.monotonic() >= deadline:
+            self.report.fail("ready", "none within 3 s of hello_ack (zot gives up)")
+        else:
+            why = "zot's watchdog would mark it ready after 250 ms of silence"
+            lost = "tools registered later are lost"
+            self.report.fail("ready", f"no ready frame ({why}; {lost})")
+        if not (self.commands or self.tools or self.events or self.intercepts):
+            self.report.warn("registrations", "none: no commands, tools or events")
+
+    def phase_commands(self) -> None:
+        if not self.commands:
+            self.report.skip("commands", "none registered")
+        for name in list(self.commands):
+            label = f"command /{name} {q(SAMPLE_ARGS)}"
+            panel = self.check_command(label, name, SAMPLE_ARGS)
+            if panel:
+                self.exercise_panel(panel)
+
+    def check_command(self, label, name, args, expect=None, keys=()) -> str:
+        """Invoke a command and judge its answer; the panel it opened, if any."""
+        answer = self.request("command_invoked", {"name": name, "args": args})
+        if answer is None:
+            self.report.fail(label, self.no_answer("command_invoked"))
+            return ""
+        problems, summary = check_command_response(answer)
+        panel = ""
+        if (
+            not problems
+            and answer.get("action") == "open_panel"
+            and not answer.get("error")
+        ):
+            self.open(answer["open_panel"])
+            panel = answer["open_panel"]["id"]
+            self.press(panel, keys)
+        if not problems and expect is not None:
+            problems, summary = command_expectations(answer, expect), ""
+            problems += self.panel_expectations(panel, expect)
+        self.report.verdict(label, problems, summary)
+        return panel
+
+    # panels, the way zot's terminal drives them ---------------------------------
+
+    def press(self, pid: str, keys) -> None:
+        """Send keys to a panel; wait for each to be handled (a frame, or 0.5 s).
+
+        esc is zot's own: it closes the panel and sends panel_close. A key
+        that is not a named key is a rune (a typed character).
+        """
+        for key in keys:
+            if pid not in self.panels:
+                self.report.warn(
+                    f"key {q(key)} for panel {q(pid)}", "the panel is closed"
+                )
+                return
+            if key == "esc":
+                self.close_panel(pid)
+                continue
+            frame = {"type": "panel_key", "panel_id": pid, "key": key}
+            if key not in PANEL_KEYS:
+                frame.update(key="rune", text=key)
+            seen = self.frames
+            self.send(frame)
+            self.wait_for(0.5, lambda seen=seen: self.frames > seen)
+        if keys:
+            self.pump(0.2)  # what follows the last key: a close, a prompt, notes
+
+    def close_panel(self, pid: str) -> None:
+        """zot closes a panel (esc, ctrl-c) and tells the extension."""
+        self.panels.pop(pid, None)
+        self.send({"type": "panel_close", "panel_id": pid})
+
+    def exercise_panel(self, pid: str) -> None:
+        """A key, a key for a panel that does not exist, a resize, then esc."""
+        self.press(pid, ["down"])
+        self.send(
+            {"type": "panel_key", "panel_id": "smoke-no-such-panel", "key": "enter"}
+        )
+        self.send({"type": "panel_resize", "panel_id": pid, "width": 80, "height": 24})
+        if pid in self.panels:
+            self.close_panel(pid)
+        alive, detail = self.still_answering()
+        label = f"panel {q(pid)}: a key, a key for no panel, a resize and esc"
+        self.report.verdict(label, [] if alive else [detail], detail)
+
+    def panel_expectations(self, pid: str, expect: dict) -> list[str]:
+        """Check what the panel showed and what its keys did (smoke.json)."""
+        panel, problems = self.shown.get(pid, {}), []
+        wants_panel = {"title", "line", "closed"} & set(expect)
+        if not pid and wants_panel:
+            return ["opened no panel"]
+        if "title" in expect and panel.get("title") != expect["title"]:
+            problems.append(f"the panel's title is {q(panel.get('title'))}")
+        if "line" in expect and expect["line"] not in panel.get("lines", []):
+            problems.append(f"the panel shows {q(panel.get('lines'))}")
+        if "closed" in expect and (pid not in self.panels) != expect["closed"]:
+            problems.append(
+                "the panel is " + ("open" if pid in self.panels else "closed")
+            )
+        if "submit" in expect and expect["submit"] not in self.submitted:
+            problems.append(
+                f"submitted {q(self.submitted[-1:]) if self.submitted else 'nothing'}"
+            )
+        if "notify" in expect and not any(expect["notify"] in n for n in self.noted):
+            problems.append(f"notes {q(self.noted)}")
+        return problems
+
+    def phase_tools(self) -> None:
+        if not self.tools:
+            self.report.skip("tools", "none registered")
+        for name, schema in list(self.tools.items()):
+            args = sample_args(schema)
+            if name in self.interactive:
+                self.check_interactive_tool(name, args)
+            else:
+                self.check_tool(
+                    f"tool {name} {short(args)}", name, args, want_error=False
+                )
+            invalid = invalid_args(schema)
+            if invalid is None:
+                label = f"tool {name} with invalid arguments"
+                self.report.skip(label, "its schema allows anything")
+                continue
+            args, why = invalid
+            label = f"tool {name} {short(args)} ({why})"
+            self.check_tool(label, name, args, want_error=True)
+
+    def check_interactive_tool(self, name: str, args: dict) -> None:
+        """A tool that may ask the user: declined with esc, then cancelled."""
+        if self.opts.old_host:
+            label = f"tool {name} {short(args)} on zot 0.1.62 (it cannot ask the user)"
+            self.check_tool(label, name, args)
+            return
+        label = f"tool {name} {short(args)}, its panel closed with esc"
+        self.check_tool(label, name, args, keys=["esc"])
+        if "tool_cancel" not in self.hello_caps:
+            why = "hello does not list tool_cancel, so zot never cancels a call"
+            self.report.skip(f"tool {name} cancelled", why)
+            return
+        self.check_tool(
+            f"tool {name} {short(args)}, cancelled by zot", name, args, cancel=True
+        )
+
+    def check_tool(
+        self, label, name, args, want_error=None, expect=None, keys=(), cancel=False
+    ):
+        """Call a tool and judge its result; keys go to the panel it opens."""
+        fields = {"name": name, "args": args}
+        rid, opened = self.start("tool_call", fields), len(self.opened)
+        if keys or cancel:  # wait for the panel the tool opens (or its answer)
+            self.wait_for(
+                self.timeout("tool_call"),
+                lambda: opened < len(self.opened) or rid in self.replies,
+            )
+        panel = self.opened[-1] if opened < len(self.opened) else ""
+        if panel:
+            self.press(panel, keys)
+        if cancel:
+            self.cancel(label, rid, panel)
+            return
+        answer = self.answer(rid, "tool_call", fields)
+        if answer is None:
+            self.report.fail(label, self.no_answer("tool_call"))
+            return
+        problems, warnings, is_error, text = check_tool_result(answer)
+        for warning in warnings:
+            self.report.warn(label, warning)
+        if not problems and want_error is not None and is_error != want_error:
+            if want_error:
+                problems.append(f"accepted invalid arguments: {q(text)}")
+            else:
+                problems.append(f"is_error true for valid arguments: {q(text)}")
+        if not problems and expect is not None:
+            problems = tool_expectations(answer, is_error, text, expect)
+            problems += self.panel_expectations(panel, expect)
+        if not problems and panel in self.panels:
+            problems.append(f"answered but left its panel {q(panel)} open")
+        summary = f"is_error {str(is_error).lower()}, text {q(text)}"
+        self.report.verdict(label, problems, "" if expect is not None else summary)
+
+    def cancel(self, label: str, rid: str, panel: str) -> None:
+        """zot gives up on a call: tool_cancel; no result may follow."""
+        if rid in self.replies:
+            self.report.fail(label, "answered before it could be cancelled")
+            return
+        self.cancelled.add(rid)
+        self.send({"type": "tool_cancel", "id": rid})
+        self.pump(1.0)  # a late result fails in on_answer
+        problems = (
+            [f"its panel {q(panel)} is still open"] if panel in self.panels else []
+        )
+        detail = "no result afterwards" + (", its panel closed" if panel else "")
+        self.report.verdict(label, problems, detail)
+
+    def phase_events(self) -> None:
+        if not self.events:
+            self.report.skip("events", "none subscribed")
+            return
+        for event in self.events:
+            self.send(event_frame(event, self.opts.project_dir))
+        alive, detail = self.still_answering()
+        detail = f"delivered; {detail}"
+        problems = [] if alive else [detail]
+        self.report.verdict(f"events {', '.join(self.events)}", problems, detail)
+
+    def still_answering(self) -> tuple[bool, str]:
+        """Repeat a request answered before: does the extension still answer?"""
+        # not a tool that waits for the user: it would wait for nobody
+        quick = [
+            (kind, fields)
+            for kind, fields in self.answered_requests
+            if kind != "tool_call" or fields.get("name") not in self.interactive
+        ]
+        if quick:
+            kind, fields = quick[0]
+            if self.request(kind, fields) is None:
+                return False, f"a repeated {kind} got no answer"
+            return True, f"a repeated {kind} is still answered"
+        self.pump(0.1)  # nothing to ask: give a crash a moment to show
+        if self.process.proc.poll() is not None:
+            raise SessionOver(self.gone())
+        return True, "still running (there is nothing to ask it)"
+
+    def phase_guard(self) -> None:
+        if "tool_call" not in self.intercepts:
+            self.report.skip("guard", "no tool_call intercept subscribed")
+            commands = []
+        else:
+            commands = [("rm -rf /", True), ("ls -la", False)]
+        for command, block in commands:
+            fields = {"event": "tool_call", "tool_id": "toolu_smoke", "step": 1}
+            fields.update(tool_name="bash", tool_args={"command": command})
+            label = f"intercept bash {q(command)}"
+            self.check_intercept(label, fields, want_block=block)
+        for event in self.intercepts:
+            if event == "before_agent_start":
+                self.check_prompt()
+            elif event != "tool_call":
+                fields = {
+                    "event": event,
+                    "step": 1,
+                    "text": "Hello from the smoke test.",
+                }
+                self.check_intercept(f"intercept {event}", fields)
+
+    def check_prompt(
+        self, label="", cwd="", system_prompt=SYSTEM_PROMPT, expect=None
+    ) -> None:
+        """before_agent_start: the extension may change the system prompt."""
+        label = label or "intercept before_agent_start (the system prompt)"
+        if self.opts.old_host:
+            self.report.skip(label, "zot 0.1.62 never sends it")
+            return
+        fields = {"event": "before_agent_start", "system_prompt": system_prompt}
+        fields.update(session_id="smoke", agent_run_id="smoke-run")
+        fields.update(cwd=cwd or self.opts.project_dir, provider=HELLO_ACK["provider"])
+        fields["model"] = HELLO_ACK["model"]
+        answer = self.request("event_intercept", fields)
+        if answer is None:
+            self.report.fail(
+                label, f"{self.no_answer('event_intercept')}; zot keeps the prompt"
+            )
+            return
+        problems, block, _ = check_intercept_response(answer)
+        if not problems and block:
+            self.report.warn(label, "block is not honoured here (zot starts the run)")
+        new = answer.get("system_prompt")
+        if not problems and expect is not None:
+            problems = prompt_expectations(new, expect)
+        summary = "kept" if new is None else f"replaced: {q(new, 80)}"
+        self.report.verdict(label, problems, "" if expect is not None else summary)
+
+    def phase_guard_rules_json(self) -> None:
+        """guard-rules.json and guard-policy.json: rules a guard can apply."""
+        for name in ("guard-rules.json", "guard-policy.json"):
+            path = os.path.join(self.opts.ext_dir, name)
+            if os.path.exists(path):
+                self.report.verdict(name, rules_problems(path), "rules well formed")
+
+    def phase_guard_cases_json(self) -> None:
+        """guard-cases.json: commands the guard must refuse, and must allow."""
+        path = os.path.join(self.opts.ext_dir, "guard-cases.json")
+        if not os.path.exists(path):
+            return  # no guard, or none of these cases
+        if self.opts.no_expect:
+            self.report.skip("guard-cases.json", "--no-expect")
+            return
+        if "tool_call" not in self.intercepts:
+            self.report.fail(
+                "guard-cases.json", "the extension does not intercept tool_call"
+            )
+            return
+        cases = load_guard_cases(path, self.report)
+        for key, want_block in (("refused", True), ("allowed", False)):
+            wrong = []
+            for command, rule in cases.get(key, []):
+                if cases["cwd"]:  # the table's project folder is this session's
+                    command = command.replace(cases["cwd"], self.opts.project_dir)
+                fields = {"event": "tool_call", "tool_id": "toolu_smoke", "step": 1}
+                fields.update(tool_name="bash", tool_args={"command": command})
+                answer = self.request("event_intercept", fields)
+                if answer is None:
+                    wrong.append(f"{q(command)}: {self.no_answer('event_intercept')}")
+                    continue
+                problems, block, reason = check_intercept_response(answer)
+                got_rule = refusal_parts(reason)[0] if block else ""
+                if problems or block != want_block:
+                    got = "; ".join(problems) or ("refused" if block else "allowed")
+                    wrong.append(f"{q(command)}: {got}")
+                elif rule and got_rule != rule:
+                    wrong.append(
+                        f"{q(command)}: refused by {got_rule or 'no rule'}, not {rule}"
+                    )
+            label = f"guard-cases.json: {len(cases.get(key, []))} commands {key}"
+            for problem in wrong:
+                verb = "refuse" if want_block else "allow"
+                self.report.fail(f"guard-cases.json: must {verb}", problem)
+            if cases.get(key) and not wrong:
+                self.report.ok(label)
+
+    def phase_explain(self) -> None:
+        """--guard COMMAND: the guard's verdict on each command, and why."""
+        if "tool_call" not in self.intercepts:
+            self.report.fail("guard", "the extension does not intercept tool_call")
+            return
+        for command in self.opts.guard:
+            answered = self.ask_guard(command)
+            if answered is None:
+                continue
+            block, rule, why, reason = answered
+            verdict = {
+                "command": command,
+                "refused": block,
+                "rule": rule,
+                "reason": reason,
+            }
+            self.report.verdicts.append(verdict)
+            if self.report.as_json:
+                continue
+            if not block:
+                print(f"{self.report.paint('pass', 'allowed')}  {command}")
+                continue
+            print(f"{self.report.paint('fail', 'refused')}  {command}")
+            print(f"         rule: {rule or '(not named)'}")
+            print(f"         {why}")
+
+    def ask_guard(self, command: str) -> tuple[bool, str, str, str] | None:
+        """The guard's verdict on a bash command: refused, rule, why, the reason."""
+        fields = {"event": "tool_call", "tool_id": "toolu_smoke", "step": 1}
+        fields.update(tool_name="bash", tool_args={"command": command})
+        answer = self.request("event_intercept", fields)
+        if answer is None:
+            self.report.fail(f"guard {q(command)}", self.no_answer("event_intercept"))
+            return None
+        problems, block, reason = check_intercept_response(answer)
+        if problems:
+            self.report.fail(f"guard {q(command)}", "; ".join(problems))
+            return None
+        rule, why = refusal_parts(reason) if block else ("", "")
+        return block, rule, why, reason
+
+    def check_intercept(self, label, fields, want_block=None, expect=None) -> None:
+        answer = self.request("event_intercept", fields)
+        if answer is None:
+            no_answer = self.no_answer("event_intercept")
+            self.report.fail(label, f"{no_answer}; zot would fail open and allow it")
+            return
+        problems, block, reason = check_intercept_response(answer)
+        if not problems and want_block and not block:
+            problems.append("not blocked")
+        if not problems and want_block and not reason.strip():
+            problems.append("blocked without a reason (the model sees it as the error)")
+        if not problems and want_block is False and block:
+            problems.append(f"blocked a harmless call: {q(reason)}")
+        if not problems and expect is not None:
+            problems = intercept_expectations(block, reason, expect)
+        summary = f"blocked: {q(reason, 80)}" if block else "allowed"
+        self.report.verdict(label, problems, "" if expect is not None else summary)
+
+    def phase_robustness(self) -> None:
+        self.write(b"this is not json\n")
+        self.send({"type": "smoke_test_unknown_frame"})
+        alive, detail = self.still_answering()
+        label = "survives a malformed line and an unknown frame type"
+        self.report.verdict(label, [] if alive else [detail], detail)
+
+    def phase_smoke_json(self) -> None:
+        """The user's own cases, each with its own line."""
+        if self.opts.no_expect:
+            self.report.skip("smoke.json", "--no-expect")
+            return
+        path = self.opts.expect or os.path.join(self.opts.ext_dir, "smoke.json")
+        cases = load_smoke_json(path, self.report) if os.path.exists(path) else {}
+        if not cases:
+            if cases == {}:
+                self.report.skip("smoke.json", "none beside extension.json")
+            return
+        run_cases(self, cases)
+
+    def project_with(self, files: dict) -> str:
+        """A project folder of its own holding `files` (name -> text)."""
+        folder = tempfile.mkdtemp(
+            prefix="project-", dir=os.path.dirname(self.opts.project_dir)
+        )
+        for name, text in files.items():
+            path = os.path.join(folder, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        return folder
+
+    def phase_shutdown(self) -> None:
+        """As zot does: write shutdown, close stdin at once, wait 2 s for exit."""
+        began = time.monotonic()
+        try:
+            self.send({"type": "shutdown"})
+        finally:
+            try:
+                self.process.proc.stdin.close()
+            except OSError:
+                pass
+        code = self.process.wait(SHUTDOWN_GRACE)
+        took = round((time.monotonic() - began) * 1000)
+        if code is None:
+            zot = "zot would SIGTERM it, then SIGKILL it"
+            self.report.fail("shutdown", f"still running after 2 s ({zot})")
+            self.process.kill_all()
+        try:  # read what it wrote before it exited; a child may hold stdout open
+            self.pump(0.5)
+        except SessionOver:
+            pass  # the end of stdout, as it should be
+        if self.bad_lines > MAX_BAD_LINES:
+            more = f"{self.bad_lines - MAX_BAD_LINES} more such lines"
+            self.report.fail("stdout must carry only JSON frames", more)
+        if code is None:
+            return
+        ack = "shutdown_ack seen" if self.shutdown_ack else "no shutdown_ack (optional)"
+        if code == 0:
+            self.report.ok("shutdown", f"exited 0 after {took} ms, {ack}")
+        else:
+            status = f"exited with {describe_status(code)} after {took} ms"
+            self.report.fail("shutdown", f"{status}, {ack}")
+        left = self.process.leftovers(0.3)  # children may still be on their way out
+        if left:
+            left_behind = f"left child processes behind: {', '.join(left)}"
+            self.report.fail("no child processes left", left_behind)
+            self.process.kill_all()
+        else:
+            self.report.ok("no child processes left")
