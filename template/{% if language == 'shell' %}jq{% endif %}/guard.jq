@@ -446,13 +446,21 @@ def all_rules_for($data):
 	   ($data.unnamed[] | select(.command == null or (.["command patterns"] as $p | $name | fits($p))))]
 	| unique_by(.at);
 
+# Stops reading the rules: the file `$file` $problem, so the guard refuses
+# every bash command, saying why (see guard_setup).
+def unusable($file; $problem):
+	error({unusable: {rule: "unreadable-rules",
+		reason: "\($file) \($problem), so the guard refuses every command",
+		instead: (if $problem | startswith("is missing") then "restore \($file) (git checkout \($file), or copier update)"
+			else "fix \($file) (./smoke-test points at the problem)" end)}});
+
 # guard-rules.json ($rules) with guard-policy.json's changes ($policy), both
 # objects, made ready for check: every @name in a rule's lists expanded, and
 # each list of patterns prepared for fits.
 def guard_policy($rules; $policy):
-	($rules | if type == "object" then . else error("guard-rules.json must hold a JSON object") end)
+	($rules | if type == "object" then . else unusable("guard-rules.json"; "does not hold a JSON object") end)
 	as $data
-	| ($policy | if type == "object" then . else error("guard-policy.json must hold a JSON object") end)
+	| ($policy | if type == "object" then . else unusable("guard-policy.json"; "does not hold a JSON object") end)
 	as $own
 	| (($own.off // []) | map({key: tostring, value: true}) | from_entries) as $off
 	| (($data.lists // {}) + ($own.lists // {})) as $lists
@@ -505,8 +513,14 @@ def rules_for($data):
 # The rules for check from the text of guard-rules.json and guard-policy.json
 # ($named.guard_rules and $named.guard_policy, null when a file is missing).
 def guard_data($named):
-	guard_policy($named.guard_rules | if . == null then {} else fromjson end;
-		$named.guard_policy | if . == null then {} else fromjson end);
+	def read($name):
+		if . == null then unusable($name; "is missing or cannot be read")
+		# (in an array: an error further on must not land in this catch)
+		else [try {value: fromjson} catch {bad: .}][0] as $read
+			| if $read | has("bad") then unusable($name; "is not valid JSON (\($read.bad))")
+			else $read.value end end;
+	guard_policy($named.guard_rules | read("guard-rules.json");
+		$named.guard_policy | read("guard-policy.json"));
 
 # --- Checking -----------------------------------------------------------------------
 #
@@ -882,14 +896,18 @@ def refusal($name; $data; $cwd):
 	if .tool_name == "bash" and (.tool_args | type) == "object"
 		and (.tool_args.command | type) == "string"
 	then
-		.tool_args.command | check($data; $cwd)
+		.tool_args.command
+		| if $data.unusable then $data.unusable else check($data; $cwd) end
 		| if . == null then "" else "refused by \($name) (\(.rule)): \(.reason). Instead, \(.instead)." end
 	else "" end;
 
 # The rules for check from jq's named arguments (see guard_data), read once:
 # {data}, or {error} when they cannot be read (then every call is refused).
+# A rules file the guard cannot use makes every bash command refused, with
+# the file named ({data: {unusable: REFUSAL}}).
 def guard_setup:
-	[try {data: (if .intercept then guard_data(.) else {} end)} catch {error: .}] | .[0];
+	[try {data: (if .intercept then guard_data(.) else {} end)}
+	 catch (if type == "object" and .unusable then {data: .} else {error: .} end)] | .[0];
 
 # The guard's verdict on {frame, cwd}: an event_intercept frame and the
 # project folder; $guard comes from guard_setup.

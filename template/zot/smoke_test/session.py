@@ -398,10 +398,15 @@ class Session(Wire):
 
     def phase_guard_rules_json(self) -> None:
         """guard-rules.json and guard-policy.json: rules a guard can apply."""
-        for name in ("guard-rules.json", "guard-policy.json"):
-            path = os.path.join(self.opts.ext_dir, name)
+        names = ("guard-rules.json", "guard-policy.json")
+        paths = [os.path.join(self.opts.ext_dir, name) for name in names]
+        if not any(os.path.exists(path) for path in paths):
+            return  # no guard of the template's
+        for name, path in zip(names, paths):
             if os.path.exists(path):
                 self.report.verdict(name, rules_problems(path), "rules well formed")
+            else:  # the guard refuses every bash command without it
+                self.report.fail(name, "missing: the guard refuses every bash command")
 
     def phase_guard_cases_json(self) -> None:
         """guard-cases.json: commands the guard must refuse, and must allow."""

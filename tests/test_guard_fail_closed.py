@@ -1,0 +1,57 @@
+"""A guard that cannot read its rules refuses every bash command and names
+the file; it never allows silently. In every flavour, for a rules file or a
+policy that is missing, not JSON, or not a JSON object."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import LANGUAGES, build, run
+from host import ExtensionProcess
+
+NAME = "demo-ext"
+BROKEN = {
+    "rules missing": ("guard-rules.json", None),
+    "policy missing": ("guard-policy.json", None),
+    "rules not JSON": ("guard-rules.json", '{"rules": ['),
+    "policy not an object": ("guard-policy.json", "[]"),
+    "rules empty": ("guard-rules.json", ""),
+}
+
+
+@pytest.mark.parametrize("broken", BROKEN)
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_guard_without_usable_rules_refuses_every_command_naming_the_file(
+    projects, tmp_path, language, broken
+):
+    project = projects.fresh_copy(tmp_path, language, ["guard"])
+    name, text = BROKEN[broken]
+    if text is None:
+        (project / name).unlink()
+    else:
+        (project / name).write_text(text)
+    if language.startswith("go"):  # the rules are built into the binary
+        result = run(["./build"], project)
+        if text is None:  # go:embed finds no file: no binary without its rules
+            assert result.returncode != 0 and name in result.stderr, result.stderr
+            return
+        assert result.returncode == 0, result.stderr
+    elif language == "typescript":
+        build(project)
+
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        for command in ("rm -rf /", "ls"):
+            reply = ext.intercept("bash", {"command": command})
+            assert reply.get("block") is True, (command, reply)
+            reason = reply["reason"]
+            assert reason.startswith(f"refused by {NAME} (unreadable-rules): {name} "), reason
+            assert "so the guard refuses every command. Instead, " in reason, reason
+        # the guard judges bash command lines only: other tools run
+        assert not ext.intercept("read", {"path": "/etc/hosts"}).get("block")
+        assert ext.shutdown() == 0
+
+    report = json.loads(run(["./smoke-test", "--json"], project).stdout)
+    failed = [c for c in report["checks"] if c["status"] == "fail"]
+    assert not report["passed"] and any(name in c["check"] for c in failed), failed
