@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(HERE))
 
 import run as benchmark  # bench/run.py: statistics, formatting, the machine
-from conftest import VARIANTS, render
 from driver import Extension, Timeout, command_line
+from flavours import VARIANTS, render
 from smoke_test import protocol
 
 CASES = ROOT / "template" / "{% if 'guard' in capabilities %}guard-cases.json{% endif %}"

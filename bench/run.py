@@ -41,8 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import VARIANTS, configure_go, render, slow_tool
 from driver import Extension, Timeout, TreeSampler, command_line, encode, group_cpu
+from flavours import VARIANTS, configure_go, render, slow_tool
 
 # The capabilities measured by default: the four every zot serves, so that the
 # figures compare with earlier results; --capabilities measures others.
