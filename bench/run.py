@@ -218,7 +218,7 @@ def build_floor(work: Path) -> Path:
 
 
 def tsx_version() -> str:
-    text = ROOT / "template" / "{% if language == 'typescript' %}package.json{% endif %}.jinja"
+    text = ROOT / "template" / "package.json.jinja"
     for line in text.read_text().splitlines():
         if '"tsx":' in line:
             return line.split('"')[3]

@@ -37,7 +37,7 @@ from flavours import (  # noqa: F401 - the suite imports them from here
 
 # The guard's shared table: rendered as guard-cases.json into every project
 # with the guard, which ./smoke-test and the Go and TypeScript unit tests read.
-GUARD_CASES_FILE = ROOT / "template" / "{% if 'guard' in capabilities %}guard-cases.json{% endif %}"
+GUARD_CASES_FILE = ROOT / "template" / "guard-cases.json"
 GUARD_CASES = json.loads(GUARD_CASES_FILE.read_text())
 GUARD_CWD = GUARD_CASES.get("cwd", "/home/user/project")  # the project folder they assume
 GUARD_REFUSED: dict[str, str] = GUARD_CASES["refused"]  # command -> the rule refusing it

@@ -55,3 +55,11 @@ def test_build_is_the_languages_hook_as_it_is(tmp_path, variant):
     hook = ROOT / "hooks" / language
     assert (project / "build").read_bytes() == hook.read_bytes()
     assert os.access(project / "build", os.X_OK)
+
+
+def test_no_path_under_template_carries_a_condition():
+    """template/ reads like the projects it makes: copier.yml's _exclude leaves
+    out what a project's answers do not ask for."""
+    template = ROOT / "template"
+    conditional = [str(p.relative_to(template)) for p in template.rglob("*") if "{%" in p.name]
+    assert not conditional, conditional

@@ -172,7 +172,8 @@ def test_generated_code_is_formatted_and_lint_clean(projects, language, capabili
             [tool("shellcheck"), "-x", *scripts],
             [tool("shfmt"), "-d", *scripts],
         ]
-    checks.append([tool("shellcheck"), "-s", "sh", "build"])
+    starts = ["start"] if (project / "start").exists() else []
+    checks.append([tool("shellcheck"), "-s", "sh", "build", *starts])
     for check in checks:
         result = run(check, project)
         assert result.returncode == 0, f"{check}:\n{result.stdout}{result.stderr}"

@@ -28,8 +28,8 @@ from robustness import line as frame_line
 from robustness import pipeline, rule_of
 from test_update import clone_template, commit_all, edit, generate, git, smoke, tag_releases, update
 
-TYPESCRIPT_DIR = "template/{% if language == 'typescript' %}src{% endif %}"
-GUARD_TS = f"{TYPESCRIPT_DIR}/{{% if 'guard' in capabilities %}}guard.ts{{% endif %}}"
+TYPESCRIPT_DIR = "template/src"
+GUARD_TS = f"{TYPESCRIPT_DIR}/guard.ts"
 TOOL = "demo_ext"
 
 TYPESCRIPT = [variant for variant in VARIANTS if VARIANTS[variant].language == "typescript"]

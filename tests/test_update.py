@@ -146,7 +146,7 @@ def template_changes_python(repo: Path) -> None:
         'echo "build: main.py is ready, release 2',
     )
     edit(
-        repo / "template" / "{% if language == 'python' %}main.py{% endif %}.jinja",
+        repo / "template" / "main.py.jinja",
         "Sends TEXT to the model.",
         "Sends TEXT to the model as a new prompt.",
     )
@@ -451,7 +451,7 @@ def test_your_guard_policy_and_the_templates_new_rules_both_apply_after_update(t
     (project / "guard-policy.json").write_text(json.dumps(policy, indent=2) + "\n")
     commit_all(project, "our guard policy")
     # The template gains a rule and changes the wording of another.
-    rules_file = repo / "template" / "{% if 'guard' in capabilities %}guard-rules.json{% endif %}"
+    rules_file = repo / "template" / "guard-rules.json"
     rules = json.loads(rules_file.read_text())
     rules["rules"].append(
         {
