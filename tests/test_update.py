@@ -12,7 +12,7 @@ from pathlib import Path
 
 import copier
 import pytest
-from conftest import ROOT, build, run, smoke
+from conftest import FLAVOURS, ROOT, VARIANTS, build, run, smoke
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
@@ -282,6 +282,59 @@ def test_previous_release_updates_to_this_checkout(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "<<<<<<<" not in (project / "main.py").read_text()
     build(project)
+    smoke(project)
+
+
+# Per flavour: the handler and a text in it that 0.3.0 and now share.
+FROM_0_3_0 = {
+    "python": ("main.py", "Answer briefly and concretely:"),
+    "shell": ("main.sh", "Answer briefly and concretely:"),
+    "go": ("main.go", "Answer briefly and concretely:"),
+    "go-sdk": ("main.go", "Answer briefly and concretely:"),
+    "typescript": ("src/extension.ts", "Answer briefly and concretely:"),
+    "typescript-tsx": ("src/extension.ts", "Answer briefly and concretely:"),
+}
+
+
+@pytest.mark.parametrize("flavour", FROM_0_3_0)
+def test_a_0_3_0_project_updates_into_the_zot_folder(tmp_path, flavour):
+    """The smoke test moves into zot/; the user's handler, tests, smoke.json
+    and policy survive, with no conflict."""
+    handler, text = FROM_0_3_0[flavour]
+    repo = clone_template(tmp_path)
+    assert "v0.3.0" in tag_releases(repo)
+    capabilities = ["commands", "tools", "events", "guard", "panel", "ask", "prompt"]
+    answers = {**FLAVOURS[flavour], "capabilities": capabilities}
+    project = generate(repo, tmp_path / "ext", "v0.3.0", **answers)
+    assert not (project / "zot").exists()
+    edit(project / handler, text, "Answer in one sentence:")
+    smoke_json = json.loads((project / "smoke.json").read_text())
+    smoke_json["tools"].append({"name": "demo_ext", "args": {"text": "mine"}})
+    (project / "smoke.json").write_text(json.dumps(smoke_json, indent=2) + "\n")
+    policy = json.loads((project / "guard-policy.json").read_text())
+    own = {"id": "no-tf-destroy", "command": ["terraform"], "subcommand": ["destroy"]}
+    own.update(reason="terraform destroy removes real infrastructure", instead="ask the user")
+    policy["rules"] = [*policy.get("rules", []), own]
+    (project / "guard-policy.json").write_text(json.dumps(policy, indent=2) + "\n")
+    commit_all(project, "my edits")
+
+    result = update(project, "--vcs-ref", "HEAD")
+    assert result.returncode == 0, result.stderr
+    assert not conflicted(project) and "UU" not in git(project, "status", "--porcelain")
+    assert "Answer in one sentence:" in (project / handler).read_text()
+    assert {"name": "demo_ext", "args": {"text": "mine"}} in json.loads(
+        (project / "smoke.json").read_text()
+    )["tools"]
+    assert json.loads((project / "guard-policy.json").read_text()) == policy
+    assert (project / "zot" / "smoke_test" / "cli.py").is_file()
+    assert len((project / "smoke-test").read_text().splitlines()) <= 15
+    # the unit tests expect the template's prompt: the user's to adapt
+    for name in ("test_main.py", "test_main.sh", "main_test.go", "src/extension.test.ts"):
+        if (project / name).is_file():
+            edit_all(project / name, text, "Answer in one sentence:")
+    build(project)
+    result = run(list(VARIANTS[flavour].unit_tests), project)
+    assert result.returncode == 0, result.stdout + result.stderr
     smoke(project)
 
 
