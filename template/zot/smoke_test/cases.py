@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from typing import TYPE_CHECKING
 
 from .protocol import SYSTEM_PROMPT, event_frame, q, short
@@ -29,8 +31,8 @@ EXPECT_TYPES = {
     "intercepts": {"block": bool, "reason_contains": str, "system_prompt": str},
     "events": {},
 }
-EXPECT_TYPES["commands"].update(PANEL_EXPECT, submit=str)
-EXPECT_TYPES["tools"].update(PANEL_EXPECT, markdown=bool)
+EXPECT_TYPES["commands"].update(PANEL_EXPECT, submit=str, files=dict)
+EXPECT_TYPES["tools"].update(PANEL_EXPECT, markdown=bool, files=dict)
 EXPECT_TYPES["intercepts"].update(system_prompt_contains=str, keeps_prompt=bool)
 FIELD_TYPES = {"name": str, "event": str, "tool_name": str, "tool_args": dict}
 FIELD_TYPES.update(text=str, step=int, fields=dict, expect=dict, keys=list)
@@ -185,10 +187,9 @@ def refusal_parts(reason: str) -> tuple[str, str]:
 
 def with_defaults(section: str, entry: dict) -> dict:
     """A smoke.json case with defaults for what it leaves out."""
-    case = {"expect": {}, **entry}
+    case = {"expect": {}, "files": {}, **entry}
     if section == "intercepts":
         case = {"event": "tool_call", "tool_name": "bash", "tool_args": {}, **case}
-        case.setdefault("files", {})
     elif section == "events":
         case.setdefault("fields", {})
     else:
@@ -215,6 +216,14 @@ def case_problem(section: str, case: dict | None) -> str:
         )
     if not all(isinstance(text, str) for text in case.get("files", {}).values()):
         return "files must map file names to their text"
+    wanted = case["expect"].get("files", {})
+    if isinstance(wanted, dict) and not all(
+        text is None or isinstance(text, str) for text in wanted.values()
+    ):
+        return "expect.files must map file names to a text or null (not there)"
+    for name in [*case.get("files", {}), *(wanted if isinstance(wanted, dict) else {})]:
+        if not name or os.path.isabs(name) or ".." in name.split("/"):
+            return f"{q(name)}: files are named by their path in the project"
     for key, value in case["expect"].items():
         kind = EXPECT_TYPES[section].get(key)
         if kind is None:
@@ -298,6 +307,7 @@ def run_cases(s: Session, cases: dict) -> None:
         elif s.opts.old_host and "submit" in case["expect"]:
             s.report.skip(label, "zot 0.1.62 cannot submit a prompt from a panel")
         else:
+            lay_out(s.opts.project_dir, case["files"])
             panel = s.check_command(label, known[0], args, case["expect"], case["keys"])
             if panel in s.panels:
                 s.close_panel(panel)
@@ -313,6 +323,7 @@ def run_cases(s: Session, cases: dict) -> None:
                 label, "zot 0.1.62 opens no panels from tools, cancels nothing"
             )
         else:
+            lay_out(s.opts.project_dir, case["files"])
             s.check_tool(
                 label,
                 name,
@@ -337,6 +348,8 @@ def run_cases(s: Session, cases: dict) -> None:
             fields = {"tool_id": "toolu_smoke", "step": 1, **case}
             for key in ("expect", "files"):
                 fields.pop(key, None)
+            if case["files"]:
+                lay_out(s.opts.project_dir, case["files"])
             s.check_intercept(label, fields, expect=case["expect"])
     labels = []
     for case in cases["events"]:
@@ -344,6 +357,8 @@ def run_cases(s: Session, cases: dict) -> None:
         label = f"smoke.json: event {event} {short(fields)}"
         if event not in s.events:
             s.report.warn(label, "not subscribed, so zot would not send it")
+        if case["files"]:
+            lay_out(s.opts.project_dir, case["files"])
         s.send({**event_frame(event, s.opts.project_dir), **fields})
         labels.append(label)
     if labels:  # all delivered; one question shows the extension survived
@@ -351,3 +366,47 @@ def run_cases(s: Session, cases: dict) -> None:
         detail = f"delivered; {detail}"
         for label in labels:
             s.report.verdict(label, [] if alive else [detail], detail)
+
+
+def tools_with_cases(path: str) -> set[str]:
+    """The tools smoke.json at `path` has cases for (read quietly: the phase
+    smoke.json reports its problems)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            cases = json.load(fh).get("tools", [])
+        return {case.get("name") for case in cases if isinstance(case, dict)}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return set()
+
+
+def lay_out(project: str, files: dict) -> None:
+    """Make `project` (the smoke test's own temp folder, hello_ack's cwd) hold
+    only `files` (path -> text): each case starts from a fresh project."""
+    for entry in os.listdir(project):
+        path = os.path.join(project, entry)
+        shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    for name, text in files.items():
+        path = os.path.join(project, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+def file_expectations(project: str, expect: dict) -> list[str]:
+    """expect.files: each file of `project` holds its text, or (null) is not there."""
+    problems = []
+    for name, want in expect.get("files", {}).items():
+        try:
+            with open(
+                os.path.join(project, name), encoding="utf-8", errors="replace"
+            ) as fh:
+                text = fh.read()
+        except OSError:
+            text = None
+        if want is None and text is not None:
+            problems.append(f"{name} is in the project: {q(text)}")
+        elif want is not None and text is None:
+            problems.append(f"{name} is not in the project")
+        elif want is not None and want not in text:
+            problems.append(f"{name} holds {q(text)}")
+    return problems

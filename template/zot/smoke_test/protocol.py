@@ -185,8 +185,13 @@ def json_type(prop: object) -> str:
 
 
 def sample_value(prop: object) -> object:
-    """A valid value for a property, chosen by its enum or its JSON type."""
+    """A valid value for a property: its first example, its default, else one
+    chosen by its enum or its JSON type."""
     prop = prop if isinstance(prop, dict) else {}
+    if isinstance(prop.get("examples"), list) and prop["examples"]:
+        return prop["examples"][0]
+    if "default" in prop:
+        return prop["default"]
     if isinstance(prop.get("enum"), list) and prop["enum"]:
         return prop["enum"][0]
     low, kind = prop.get("minimum"), json_type(prop)
@@ -201,7 +206,11 @@ def sample_value(prop: object) -> object:
 
 
 def sample_args(schema: object) -> dict:
-    """Every required property with a sample value, none of the optional ones."""
+    """The schema's first example of whole arguments, or else every required
+    property with a sample value and none of the optional ones."""
+    examples = schema.get("examples") if isinstance(schema, dict) else None
+    if isinstance(examples, list) and examples and isinstance(examples[0], dict):
+        return examples[0]
     props, required = schema_parts(schema)
     return {name: sample_value(props.get(name)) for name in required}
 

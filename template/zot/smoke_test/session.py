@@ -10,6 +10,7 @@ import time
 
 from .cases import (
     command_expectations,
+    file_expectations,
     intercept_expectations,
     load_guard_cases,
     load_smoke_json,
@@ -18,6 +19,7 @@ from .cases import (
     rules_problems,
     run_cases,
     tool_expectations,
+    tools_with_cases,
 )
 from .protocol import (
     HELLO_ACK,
@@ -162,6 +164,7 @@ class Session(Wire):
         if not problems and expect is not None:
             problems, summary = command_expectations(answer, expect), ""
             problems += self.panel_expectations(panel, expect)
+            problems += file_expectations(self.opts.project_dir, expect)
         self.report.verdict(label, problems, summary)
         return panel
 
@@ -234,13 +237,16 @@ class Session(Wire):
     def phase_tools(self) -> None:
         if not self.tools:
             self.report.skip("tools", "none registered")
+        path = self.opts.expect or os.path.join(self.opts.ext_dir, "smoke.json")
+        cased = tools_with_cases(path)
         for name, schema in list(self.tools.items()):
             args = sample_args(schema)
             if name in self.interactive:
                 self.check_interactive_tool(name, args)
             else:
+                label = f"tool {name} {short(args)}"
                 self.check_tool(
-                    f"tool {name} {short(args)}", name, args, want_error=False
+                    label, name, args, want_error=False, cased=name in cased
                 )
             invalid = invalid_args(schema)
             if invalid is None:
@@ -268,9 +274,20 @@ class Session(Wire):
         )
 
     def check_tool(
-        self, label, name, args, want_error=None, expect=None, keys=(), cancel=False
+        self,
+        label,
+        name,
+        args,
+        want_error=None,
+        expect=None,
+        keys=(),
+        cancel=False,
+        cased=False,
     ):
-        """Call a tool and judge its result; keys go to the panel it opens."""
+        """Call a tool and judge its result; keys go to the panel it opens.
+
+        A tool with cases in smoke.json (`cased`) may answer an error for
+        arguments the smoke test made up: its cases are what count."""
         fields = {"name": name, "args": args}
         rid, opened = self.start("tool_call", fields), len(self.opened)
         if keys or cancel:  # wait for the panel the tool opens (or its answer)
@@ -294,11 +311,20 @@ class Session(Wire):
         if not problems and want_error is not None and is_error != want_error:
             if want_error:
                 problems.append(f"accepted invalid arguments: {q(text)}")
+            elif cased:
+                why = f"{q(text)}: smoke.json's cases for {name} are what count"
+                self.report.warn(label, f"is_error true for these arguments, {why}")
+                return
             else:
-                problems.append(f"is_error true for valid arguments: {q(text)}")
+                problems.append(
+                    f"is_error true for valid arguments: {q(text)}. Give its schema"
+                    ' "examples" it succeeds with, or add a smoke.json case for it'
+                    ' (with "files" for what it reads): README.md shows how'
+                )
         if not problems and expect is not None:
             problems = tool_expectations(answer, is_error, text, expect)
             problems += self.panel_expectations(panel, expect)
+            problems += file_expectations(self.opts.project_dir, expect)
         if not problems and panel in self.panels:
             problems.append(f"answered but left its panel {q(panel)} open")
         summary = f"is_error {str(is_error).lower()}, text {q(text)}"
