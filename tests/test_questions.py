@@ -71,6 +71,17 @@ def test_builtin_command_names_are_refused(tmp_path, command):
     assert "shadow" in message
 
 
+@pytest.mark.parametrize("name", ["help", "clear", "bash", "read", "exit"])
+def test_a_name_that_zot_uses_itself_gives_names_of_its_own(tmp_path, name):
+    """The command and tool names default to the extension's name: where zot
+    has one of its own, the default steps around it instead of failing."""
+    project = render(tmp_path / "ext", name=name, capabilities=["commands", "tools"])
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["command_name"] == (f"{name}-ext" if name in ("help", "clear", "exit") else name)
+    assert answers["tool_name"] == (f"{name}_ext" if name in ("bash", "read") else name)
+    assert not {"builtin_commands", "builtin_tools"} & set(answers)  # computed, not kept
+
+
 @pytest.mark.parametrize("tool", ["bash", "read", "write", "edit", "skill", "glob"])
 def test_builtin_tool_names_are_refused(tmp_path, tool):
     message = refusal(tmp_path, tool_name=tool)
