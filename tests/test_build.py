@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, HANDLER, LANGUAGES, VARIANTS, render, run
+from conftest import CAPABILITIES, HANDLER, LANGUAGES, VARIANTS, render, run, smoke
 
 # What each language's build needs; hiding any one must give an install hint.
 TOOLCHAIN = {"python": ["python3"], "shell": ["jq"], "go": ["go"], "typescript": ["node", "npm"]}
@@ -119,3 +120,28 @@ def test_smoke_test_before_build_says_to_build_first(tmp_path):
     result = run(["./smoke-test"], project)
     assert result.returncode == 2
     assert "dist/index.js does not exist: run ./build first" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "built"),
+    [
+        ("go", "main.go", "demo-ext"),
+        ("go-sdk", "main.go", "demo-ext"),
+        ("typescript", "src/extension.ts", "dist/index.js"),
+    ],
+)
+def test_a_stale_build_is_caught(projects, tmp_path, language, source, built):
+    """A source edited after ./build: ./smoke-test stops and says so; Go's
+    ./start builds again before it starts the binary."""
+    project = projects.fresh_copy(tmp_path, language, ["commands", "tools"])
+    earlier = os.path.getmtime(project / source) - 10  # built before the edit
+    os.utime(project / built, (earlier, earlier))
+    result = run(["./smoke-test"], project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{source} is newer than {built}: run ./build first" in result.stderr
+    if language.startswith("go"):
+        result = run(["./start"], project, stdin=subprocess.DEVNULL)
+        assert result.returncode == 0, result.stderr
+        assert f"start: {source} is newer than ./{built}: building it again" in result.stderr
+        assert os.path.getmtime(project / built) > earlier  # built again
+        smoke(project)

@@ -125,6 +125,7 @@ def command_line(ext_dir: str) -> list[str]:
     argv = [resolve_exec(ext_dir, manifest["exec"]), *args]
     if os.path.exists(os.path.join(ext_dir, "build")):
         check_built(ext_dir, args)
+        check_fresh(ext_dir, manifest["name"], args)
     return argv
 
 
@@ -145,6 +146,47 @@ def check_built(ext_dir: str, args: list[str]) -> None:
             and not os.path.exists(os.path.join(ext_dir, arg))
         ):
             raise StartError(f"{arg} does not exist: run ./build first")
+
+
+def check_fresh(ext_dir: str, name: str, args: list[str]) -> None:
+    """StartError when a source is newer than what ./build made from it: the
+    bundle dist/index.js (TypeScript), the binary ./NAME (Go)."""
+    built: list[tuple[str, list[str]]] = []
+    if "dist/index.js" in args:
+        src = os.path.join(ext_dir, "src")
+        sources = (
+            [os.path.join("src", n) for n in sorted(os.listdir(src))]
+            if os.path.isdir(src)
+            else []
+        )
+        built.append(
+            (
+                "dist/index.js",
+                [
+                    s
+                    for s in sources
+                    if s.endswith(".ts") and not s.endswith(".test.ts")
+                ],
+            )
+        )
+    if os.path.exists(os.path.join(ext_dir, "go.mod")):
+        sources = [
+            n
+            for n in sorted(os.listdir(ext_dir))
+            if n.endswith(".go") and not n.endswith("_test.go")
+        ]
+        built.append(
+            (name, [*sources, "go.mod", "guard-rules.json", "guard-policy.json"])
+        )
+    for target, sources in built:
+        path = os.path.join(ext_dir, target)
+        if not os.path.exists(path):
+            continue  # ./start builds it
+        made = os.path.getmtime(path)
+        for source in sources:
+            source_path = os.path.join(ext_dir, source)
+            if os.path.exists(source_path) and os.path.getmtime(source_path) > made:
+                raise StartError(f"{source} is newer than {target}: run ./build first")
 
 
 def check_skills(ext_dir: str, manifest: dict, report: Report) -> None:
