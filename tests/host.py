@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Self
 
 # The smoke test's package, as every generated project has it in zot/.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "template" / "zot"))
+ROOT_OF_SMOKE_TEST = Path(__file__).resolve().parent.parent / "template" / "zot"
+sys.path.insert(0, str(ROOT_OF_SMOKE_TEST))
 from smoke_test import process, protocol
 
 

@@ -23,7 +23,7 @@ from .protocol import (
 )
 from .report import Report
 from .session import Session
-from .terminal import box, keyboard, read_key, setup_readline
+from .terminal import box, keyboard, read_keys, setup_readline
 
 # --- trying it by hand: --interactive --------------------------------------------
 
@@ -432,20 +432,24 @@ class Console:
         self.say(self.paint("note", "(keys go to the panel; esc closes it)"))
         with keyboard(self.tty):
             while pid in s.panels:
-                key = read_key(self.tty)
-                if key is None:
+                typed = read_keys(self.tty)
+                if not typed:
                     s.pump(0.05)
-                    continue
-                keys.append(key)
-                if key == "esc":
-                    s.close_panel(pid)
-                    self.say(self.paint("note", f"(esc: zot closed panel {q(pid)})"))
-                    break
-                frame = {"type": "panel_key", "panel_id": pid, "key": key}
-                if key not in PANEL_KEYS:
-                    frame.update(key="rune", text=key)
-                s.send(frame)
-                s.pump(0.2)
+                for key in typed:  # a burst: every key, in order
+                    if pid not in s.panels:
+                        break
+                    keys.append(key)
+                    if key == "esc":
+                        s.close_panel(pid)
+                        self.say(
+                            self.paint("note", f"(esc: zot closed panel {q(pid)})")
+                        )
+                        break
+                    frame = {"type": "panel_key", "panel_id": pid, "key": key}
+                    if key not in PANEL_KEYS:
+                        frame.update(key="rune", text=key)
+                    s.send(frame)
+                    s.pump(0.2)
         return keys
 
     def bash(self, command: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 
 # What a terminal sends for a key -> the key zot names in panel_key.
@@ -71,19 +72,38 @@ def keyboard(tty: bool):
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
-def read_key(tty: bool) -> str | None:
-    """One key from the terminal (None when none came), or a line of key names."""
+def read_keys(tty: bool) -> list[str]:
+    """The keys typed since the last call, in order (a held arrow key, a
+    paste); without a terminal, a line of one key name."""
     if not tty:
         line = sys.stdin.readline()
-        return line.strip() or ("esc" if not line else None)
+        return [line.strip() or "esc"] if line.strip() or not line else []
     import select
 
     fd = sys.stdin.fileno()
     if not select.select([fd], [], [], 0.05)[0]:
-        return None
-    data = os.read(fd, 16).decode("utf-8", "replace")
-    if data in KEY_CODES:
-        return KEY_CODES[data]
-    if data.startswith("\x1b"):
-        return None  # a key zot does not send
-    return data[:1] if data[:1].isprintable() else None
+        return []
+    return split_keys(os.read(fd, 1024).decode("utf-8", "replace"))
+
+
+# Escape sequences of keys zot does not send (F1, shift-tab, ...): skipped.
+OTHER_SEQUENCE = re.compile(r"\x1b(\[[0-9;]*[A-Za-z~]|O.)")
+SEQUENCES = sorted(KEY_CODES, key=len, reverse=True)  # the longest first
+
+
+def split_keys(data: str) -> list[str]:
+    """What a terminal sent, as the keys zot names and typed characters."""
+    keys, at = [], 0
+    while at < len(data):
+        code = next((c for c in SEQUENCES if data.startswith(c, at)), None)
+        other = OTHER_SEQUENCE.match(data, at)
+        if code and not (other and len(other.group()) > len(code)):
+            keys.append(KEY_CODES[code])
+            at += len(code)
+        elif other:
+            at = other.end()
+        else:
+            if data[at].isprintable():
+                keys.append(data[at])
+            at += 1
+    return keys
