@@ -788,7 +788,15 @@ ext_run() {
 		_ext_check
 		exit
 	fi
-	local capabilities=() intercepts=() line fd
+	local capabilities=() intercepts=() line fd jq
+	# Before hello: without jq nothing would work, and zot would only see a
+	# crash after ready. (A folder named jq on PATH, such as ./jq with an
+	# empty PATH entry, is not jq.)
+	if ! jq=$(type -P jq) || [[ -d $jq ]]; then
+		printf '%s: jq not found on the PATH zot gives it: install jq 1.6 or newer\n' "$EXT_NAME" >&2
+		printf '  (https://jqlang.github.io/jq/download/; PATH is %s)\n' "$PATH" >&2
+		exit 1
+	fi
 	((${#_ext_commands[@]} == 0)) || capabilities+=(commands)
 	((${#_ext_tools[@]} == 0)) || capabilities+=(tools)
 	[[ -z $_ext_intercept ]] || intercepts+=(tool_call)
@@ -813,10 +821,13 @@ ext_run() {
 
 	_ext_dir=$(mktemp -d "${TMPDIR:-/tmp}/zot-ext.$$.XXXXXX") || exit 1
 	trap _ext_exit TERM
-	# hello_ack: zot's first line. Whatever it holds, the registrations and
-	# ready go at once, before zot's 250 ms watchdog counts them missing; the
-	# writer and the reader start after them.
-	IFS= read -r line || _ext_exit
+	# hello_ack: zot's first line (anything before it is skipped). The
+	# registrations and ready go at once, before zot's 250 ms watchdog counts
+	# them missing; the writer and the reader start after them.
+	while IFS= read -r line || _ext_exit; do
+		[[ $line != *'"hello_ack"'* ]] || break
+		printf '%s: skipped a line before hello_ack: %.80s\n' "$EXT_NAME" "$line" >&2
+	done
 	printf '%s' "$_ext_frames$subscribe" '{"type":"ready"}'$'\n'
 	local stdout
 	exec {stdout}>&1 >&2

@@ -483,3 +483,41 @@ def test_a_panel_left_open_is_closed_and_bad_panel_frames_are_skipped(project, t
         assert ext.read_frame() == {"type": "panel_close", "panel_id": "pick-1"}
         no_frame(ext, 0.3)
         assert ext.shutdown() == 0
+
+
+def test_without_jq_it_says_so_before_hello(projects, tmp_path):
+    """A PATH without jq (and a folder named jq where an empty PATH entry
+    looks): a clear error on stderr, nothing on stdout, exit status 1."""
+    project = projects.get("shell", ["commands"])
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in ("bash", "env", "mktemp", "cat", "rm"):
+        if shutil.which(name):
+            (tools / name).symlink_to(shutil.which(name))
+    result = subprocess.run(
+        ["./main.sh"],
+        check=False,
+        cwd=project,
+        env={**os.environ, "PATH": f":{tools}"},
+        input='{"type":"hello_ack"}\n',
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 1 and result.stdout == "", result
+    assert "jq not found on the PATH zot gives it: install jq 1.6 or newer" in result.stderr
+
+
+def test_nothing_is_registered_before_hello_ack(projects):
+    with ExtensionProcess(projects.get("shell", ["commands"])) as ext:
+        assert ext.read_frame()["type"] == "hello"
+        ext.send_raw(b"garbage before hello_ack\n")
+        ext.send({"type": "event", "event": "turn_start"})
+        with pytest.raises(TimeoutError):
+            ext.read_frame(timeout=0.5)  # nothing yet: zot has not answered hello
+        ext.send({"type": "hello_ack", "protocol_version": 1, "cwd": str(ext.ext_dir)})
+        frames = ext.read_until("ready")
+        assert [f["type"] for f in frames] == ["register_command", "ready"]
+        assert ext.command("demo-ext", "x")["action"] == "prompt"
+        assert ext.shutdown() == 0
+        assert "skipped a line before hello_ack: garbage before hello_ack" in ext.stderr()
