@@ -145,3 +145,16 @@ def test_a_stale_build_is_caught(projects, tmp_path, language, source, built):
         assert f"start: {source} is newer than ./{built}: building it again" in result.stderr
         assert os.path.getmtime(project / built) > earlier  # built again
         smoke(project)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_build_names_the_files_copier_left_conflict_markers_in(projects, tmp_path, language):
+    project = projects.fresh_copy(tmp_path, language, ["commands"])
+    handler = project / HANDLER[language]
+    markers = "<<<<<<< before updating\nmine\n=======\ntheirs\n>>>>>>> after updating\n"
+    handler.write_text(handler.read_text() + markers)
+    result = run(["./build"], project)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"build: conflict markers from copier update in:\n  {HANDLER[language]}\n" in (
+        result.stderr
+    )

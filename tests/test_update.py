@@ -534,3 +534,28 @@ def test_your_guard_policy_and_the_templates_new_rules_both_apply_after_update(t
         result = run(["./smoke-test", "--json", "--guard", command], project)
         [verdict] = json.loads(result.stdout)["guard"]
         assert (verdict["refused"], verdict["rule"]) == (rule is not None, rule or ""), verdict
+
+
+def test_the_readme_update_recipe_runs_as_written_on_a_fresh_project(tmp_path):
+    """Straight after copier copy (no git repository yet), the README's
+    commands take a newer release: only copier's own question-asking is
+    turned off (--defaults), as there is no terminal here."""
+    repo = clone_template(tmp_path)
+    project = tmp_path / "ext"
+    copier.run_copy(str(repo), str(project), data={"name": "demo-ext"}, defaults=True)
+    edit(project / "main.py", "Answer briefly and concretely:", "Answer in one sentence:")
+    template_changes_python(repo)
+    release(repo, "v99.0.0")
+    readme = (project / "README.md").read_text()
+    section = readme[readme.index("## Update from the template") :]
+    block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)[1]
+    env = {**os.environ, **GIT_ENV}
+    for line in block.splitlines():
+        command = line.split("  #")[0].strip().replace("copier update", "copier update --defaults")
+        command = command.replace("copier ", f"{os.path.dirname(sys.executable)}/copier ")
+        result = subprocess.run(
+            command, shell=True, cwd=project, env=env, capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 0, f"{line}\n{result.stdout}{result.stderr}"
+    assert "_commit: v99.0.0" in (project / ".copier-answers.yml").read_text()
+    assert "Answer in one sentence:" in (project / "main.py").read_text()
