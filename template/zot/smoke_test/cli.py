@@ -14,6 +14,7 @@ from .process import Process, check_skills, command_line, load_manifest
 from .protocol import StartError
 from .report import Report
 from .session import Session
+from .watch import watch
 
 # --- command line ---------------------------------------------------------------
 
@@ -70,6 +71,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " send events, drive panels with the keys; `help` inside says more",
     )
     parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="run ./build and the smoke test again whenever a file of the project"
+        " changes, until ctrl-c",
+    )
+    parser.add_argument(
         "--old-host",
         action="store_true",
         help="answer hello like zot 0.1.62 and older: no tool_cancel, no panels"
@@ -99,17 +106,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--data-dir: not a directory: {opts.data_dir}")
     if opts.interactive and (opts.json or opts.guard):
         parser.error("--interactive is for a person: no --json or --guard with it")
+    if opts.watch and (opts.interactive or opts.guard):
+        parser.error(
+            "--watch reruns the smoke test: no --interactive or --guard with it"
+        )
     if opts.expect and not os.path.isfile(opts.expect):
         parser.error(f"--expect: no such file: {opts.expect}")
     return opts
 
 
+def default_project() -> str:
+    """The project this package is in: PROJECT/zot/smoke_test."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
 def run(opts: argparse.Namespace, report: Report) -> int:
-    # The extension is the project this package is in: PROJECT/zot/smoke_test.
-    project = os.path.dirname(
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    )
-    opts.ext_dir = os.path.abspath(opts.dir or project)
+    opts.ext_dir = os.path.abspath(opts.dir or default_project())
     manifest = load_manifest(opts.ext_dir)
     report.extension = manifest["name"]
     argv = command_line(opts.ext_dir) if "exec" in manifest else []
@@ -155,6 +167,17 @@ def run(opts: argparse.Namespace, report: Report) -> int:
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     sys.stdout.reconfigure(errors="replace")  # "—" and "…" on any terminal
+    if opts.watch:
+        args = [
+            arg for arg in (sys.argv[1:] if argv is None else argv) if arg != "--watch"
+        ]
+        project = os.path.abspath(opts.dir or default_project())
+        try:
+            name = load_manifest(project)["name"]
+        except StartError as exc:
+            print(f"smoke-test: {exc}", file=sys.stderr)
+            return 2
+        return watch(project, name, args)
     try:
         return smoke_test(opts)
     except BrokenPipeError:  # our own stdout went away, e.g. piped into head

@@ -1,0 +1,57 @@
+"""./smoke-test --watch: build and smoke-test again whenever a file of the
+project changes, until ctrl-c."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+# Not sources: what tools and builds write, and the template's machinery.
+SKIPPED = {".git", "node_modules", "dist", "zot", "__pycache__", ".venv"}
+
+
+def snapshot(project: str, skip: set[str]) -> dict[str, float]:
+    """Every file of the project that is a source, with its time of change."""
+    seen = {}
+    for folder, subfolders, files in os.walk(project):
+        subfolders[:] = [d for d in subfolders if d not in SKIPPED]
+        for name in files:
+            path = os.path.join(folder, name)
+            relative = os.path.relpath(path, project)
+            if relative not in skip:
+                try:
+                    seen[relative] = os.stat(path).st_mtime
+                except OSError:
+                    pass
+    return seen
+
+
+def changed(before: dict[str, float], after: dict[str, float]) -> list[str]:
+    return sorted(
+        n for n in before.keys() | after.keys() if before.get(n) != after.get(n)
+    )
+
+
+def watch(project: str, binary: str, smoke_args: list[str]) -> int:
+    """Run ./build (where there is one) and the smoke test, then again on each
+    change; `binary`, what ./build makes, is not a source."""
+    skip = {binary, ".copier-answers.yml"}
+    launcher = os.path.abspath(sys.argv[0])
+    try:
+        while True:
+            if os.path.exists(os.path.join(project, "build")):
+                print("watch: ./build", flush=True)
+                subprocess.run(["./build"], cwd=project, check=False)
+            subprocess.run([launcher, *smoke_args], cwd=project, check=False)
+            print("watch: waiting for a change (ctrl-c stops)", flush=True)
+            before = snapshot(
+                project, skip
+            )  # after the build: its own writes count not
+            while not (names := changed(before, snapshot(project, skip))):
+                time.sleep(0.3)
+            time.sleep(0.2)  # an editor may write in several steps
+            print(f"\nwatch: {', '.join(names[:3])} changed", flush=True)
+    except KeyboardInterrupt:
+        return 0
