@@ -399,11 +399,37 @@ func (e *Extension) send(v any) {
 		e.Logf("could not encode a frame: %v", err)
 		return
 	}
+	if line.Len() >= maxLine { // zot would disconnect the extension
+		e.Logf("a frame of %d bytes is over zot's limit", line.Len())
+		instead := overTheLimit(line.Bytes())
+		line.Reset()
+		_ = encoder.Encode(instead)
+	}
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
 	if _, err := e.out.Write(line.Bytes()); err != nil {
 		e.Logf("could not write to zot: %v", err)
 	}
+}
+
+// overTheLimit is what zot gets instead of a frame too long for it: the
+// request's error.
+func overTheLimit(line []byte) map[string]any {
+	var frame struct{ Type, ID string }
+	_ = json.Unmarshal(line, &frame)
+	why := fmt.Sprintf("the answer is %d bytes, over zot's limit of 4 MiB for one line: send less", len(line))
+	answer := map[string]any{"type": frame.Type, "id": frame.ID}
+	switch frame.Type {
+	case "tool_result":
+		answer["content"], answer["is_error"] = []map[string]string{{"type": "text", "text": why}}, true
+	case "command_response":
+		answer["action"], answer["error"] = "noop", why
+	case "event_intercept_response":
+		answer["block"], answer["reason"] = true, why
+	default:
+		return map[string]any{"type": "notify", "level": "error", "message": why}
+	}
+	return answer
 }
 
 // frame is one line from zot, its fields still encoded.

@@ -229,7 +229,11 @@ class Extension:
 
     def send(self, frame: dict) -> None:
         """Write one frame; stdout carries nothing else. Safe from any thread."""
-        self._write(_line(frame))
+        line = _line(frame)  # ASCII: as many bytes as characters
+        if len(line) >= MAX_LINE:
+            self.log(f"a {frame.get('type')} of {len(line)} bytes is over zot's limit")
+            line = _line(_over_the_limit(frame, len(line)))
+        self._write(line)
 
     def notify(self, level: str, message: str) -> None:
         """Show MESSAGE to the user; LEVEL: info, success, warn or error."""
@@ -557,6 +561,24 @@ class Extension:
         with self._write_lock:
             sys.stdout.write(lines)
             sys.stdout.flush()
+
+
+# zot disconnects an extension that writes a line of this many bytes or more.
+MAX_LINE = 4 * 1024 * 1024
+
+
+def _over_the_limit(frame: dict, size: int) -> dict:
+    """What zot gets instead of a frame too long for it: the request's error."""
+    why = f"the answer is {size} bytes, over zot's limit of 4 MiB for one line"
+    why += ": send less"
+    kind, rid = frame.get("type"), frame.get("id")
+    if kind == "tool_result":
+        return {"type": kind, "id": rid, "content": [text_block(why)], "is_error": True}
+    if kind == "command_response":
+        return {"type": kind, "id": rid, "action": "noop", "error": why}
+    if kind == "event_intercept_response":
+        return {"type": kind, "id": rid, "block": True, "reason": why}
+    return {"type": "notify", "level": "error", "message": why}
 
 
 def _line(frame: dict) -> str:

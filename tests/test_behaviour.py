@@ -367,3 +367,35 @@ def test_the_smoke_test_finds_what_is_wrong_with_a_rule_of_yours(projects, tmp_p
     failed = [c for c in checks if c["status"] == "fail" and c["check"] == "guard-policy.json"]
     assert failed and problem in failed[0]["detail"], checks
     assert result.returncode == 1
+
+
+# Where each language's tool answers, and a result of 5 MiB to put there.
+BIG_RESULT = {
+    "python": '    if text == "big":\n        return "x" * (5 << 20)\n',
+    "go": '\tif text == "big" {\n\t\treturn TextResult(strings.Repeat("x", 5<<20))\n\t}\n',
+    "typescript": '  if (text === "big") return "x".repeat(5 << 20);\n',
+    "shell": "\tif [[ $1 == big ]]; then\n\t\thead -c $((5 << 20)) /dev/zero | tr '\\0' x\n"
+    "\t\treturn\n\tfi\n",
+}
+
+
+@pytest.mark.parametrize("language", [lang for lang in LANGUAGES if lang != "go-sdk"])
+def test_an_answer_over_zots_line_limit_becomes_an_error(projects, tmp_path, language):
+    """zot disconnects an extension that writes a line of 4 MiB or more; the
+    SDK flavour cannot help it (the SDK writes the frame)."""
+    project = projects.fresh_copy(tmp_path, language, ["commands", "tools"])
+    handler = project / HANDLER[language]
+    anchor, _ = slow_tool(VARIANTS[language].language, 0)
+    source = handler.read_text()
+    assert anchor in source
+    handler.write_text(source.replace(anchor, BIG_RESULT[VARIANTS[language].language] + anchor))
+    build(project)
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        reply = ext.tool(TOOL, {"text": "big"}, timeout=30)
+        assert reply["is_error"] is True
+        text = reply["content"][0]["text"]
+        assert "over zot's limit of 4 MiB for one line" in text, text[:200]
+        assert max(len(line) for line in ext.raw_lines) < MAX_LINE
+        assert ext.tool(TOOL, {"text": "after"})["content"][0]["text"] == "after"
+        assert ext.shutdown() == 0

@@ -3,6 +3,20 @@
 # (for KIND rich, with a fifth item: its result blocks, JSON texts), or
 # ["cancelled", ID]: no tool_result for that call from now on.
 
+# A frame as one line. zot disconnects an extension that writes a line of
+# 4 MiB or more: such an answer becomes its request's error instead.
+def within_limit:
+	(tojson + "\n") as $line
+	| ($line | utf8bytelength) as $size
+	| if $size < 4194304 then $line
+	else "the answer is \($size) bytes, over zot's limit of 4 MiB for one line: send less" as $why
+		| if .type == "tool_result" then {type, id, content: [{type: "text", text: $why}], is_error: true}
+		elif .type == "command_response" then {type, id, action: "noop", error: $why}
+		elif .type == "event_intercept_response" then {type, id, block: true, reason: $why}
+		else {type: "notify", level: "error", message: $why} end
+		| tojson + "\n"
+	end;
+
 def main($config):
 	def failed($status): "\($config.name) failed: exit status \($status)";
 
@@ -97,4 +111,4 @@ def main($config):
 		elif $in | dropped($cancelled) then del(.cancelled[$in[1]]) | .out = null
 		else .out = $in end)
 	| .out | select(. != null)
-	| [try (frame | tojson + "\n") catch empty] | .[];
+	| [try (frame | within_limit) catch empty] | .[];

@@ -230,6 +230,30 @@ export function errorResult(text: string): ToolResult {
   return { content: [textBlock(text)], is_error: true };
 }
 
+/** zot disconnects an extension that writes a line of this many bytes or more. */
+const MAX_LINE = 4 * 1024 * 1024;
+
+/** What zot gets instead of a frame too long for it: the request's error. */
+function overTheLimit(frame: ExtensionFrame, size: number): ExtensionFrame {
+  const why = `the answer is ${size} bytes, over zot's limit of 4 MiB for one line: send less`;
+  const id = "id" in frame ? frame.id : "";
+  switch (frame.type) {
+    case "tool_result":
+      return {
+        type: "tool_result",
+        id,
+        content: [textBlock(why)],
+        is_error: true,
+      };
+    case "command_response":
+      return { type: "command_response", id, action: "noop", error: why };
+    case "event_intercept_response":
+      return { type: "event_intercept_response", id, block: true, reason: why };
+    default:
+      return { type: "notify", level: "error", message: why };
+  }
+}
+
 // --- The extension ----------------------------------------------------------
 
 interface Tool {
@@ -369,7 +393,12 @@ export class Extension {
 
   /** Write one frame. Writes keep their order; nothing else goes to stdout. */
   send(frame: ExtensionFrame): void {
-    const line = JSON.stringify(frame) + "\n";
+    let line = JSON.stringify(frame) + "\n";
+    const size = Buffer.byteLength(line);
+    if (size >= MAX_LINE) {
+      this.log(`a ${frame.type} of ${size} bytes is over zot's limit`);
+      line = JSON.stringify(overTheLimit(frame, size)) + "\n";
+    }
     this.flushed = new Promise((done) => stdout.write(line, () => done()));
   }
 
