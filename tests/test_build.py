@@ -136,6 +136,7 @@ def test_a_stale_build_is_caught(projects, tmp_path, language, source, built):
     project = projects.fresh_copy(tmp_path, language, ["commands", "tools"])
     earlier = os.path.getmtime(project / source) - 10  # built before the edit
     os.utime(project / built, (earlier, earlier))
+    os.utime(project / source)  # the edit: the newest source
     result = run(["./smoke-test"], project)
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"{source} is newer than {built}: run ./build first" in result.stderr

@@ -149,44 +149,33 @@ def check_built(ext_dir: str, args: list[str]) -> None:
 
 
 def check_fresh(ext_dir: str, name: str, args: list[str]) -> None:
-    """StartError when a source is newer than what ./build made from it: the
-    bundle dist/index.js (TypeScript), the binary ./NAME (Go)."""
+    """StartError when a source is newer than what ./build made from it: a
+    bundle in dist/ that exec runs (from src/), or a binary named after the
+    extension (from the sources beside it and the guard's rules)."""
     built: list[tuple[str, list[str]]] = []
-    if "dist/index.js" in args:
-        src = os.path.join(ext_dir, "src")
-        sources = (
-            [os.path.join("src", n) for n in sorted(os.listdir(src))]
-            if os.path.isdir(src)
-            else []
-        )
-        built.append(
-            (
-                "dist/index.js",
-                [
-                    s
-                    for s in sources
-                    if s.endswith(".ts") and not s.endswith(".test.ts")
-                ],
-            )
-        )
-    if os.path.exists(os.path.join(ext_dir, "go.mod")):
+    for arg in args:
+        if arg.startswith("dist/") and os.path.isdir(os.path.join(ext_dir, "src")):
+            names = sorted(os.listdir(os.path.join(ext_dir, "src")))
+            sources = [f"src/{n}" for n in names if n.endswith(".ts")]
+            built.append((arg, [s for s in sources if not s.endswith(".test.ts")]))
+    if os.path.isfile(os.path.join(ext_dir, name)):
+        names = sorted(os.listdir(ext_dir))
         sources = [
-            n
-            for n in sorted(os.listdir(ext_dir))
-            if n.endswith(".go") and not n.endswith("_test.go")
+            n for n in names if n.endswith((".go", ".mod")) and "_test." not in n
         ]
-        built.append(
-            (name, [*sources, "go.mod", "guard-rules.json", "guard-policy.json"])
-        )
+        built.append((name, [*sources, "guard-rules.json", "guard-policy.json"]))
     for target, sources in built:
         path = os.path.join(ext_dir, target)
         if not os.path.exists(path):
             continue  # ./start builds it
-        made = os.path.getmtime(path)
-        for source in sources:
-            source_path = os.path.join(ext_dir, source)
-            if os.path.exists(source_path) and os.path.getmtime(source_path) > made:
-                raise StartError(f"{source} is newer than {target}: run ./build first")
+        changed = {
+            source: os.path.getmtime(os.path.join(ext_dir, source))
+            for source in sources
+            if os.path.exists(os.path.join(ext_dir, source))
+        }
+        newest = max(changed, key=changed.__getitem__, default=None)
+        if newest and changed[newest] > os.path.getmtime(path):
+            raise StartError(f"{newest} is newer than {target}: run ./build first")
 
 
 def check_skills(ext_dir: str, manifest: dict, report: Report) -> None:
