@@ -173,9 +173,28 @@ def check_fresh(ext_dir: str, name: str, args: list[str]) -> None:
             for source in sources
             if os.path.exists(os.path.join(ext_dir, source))
         }
-        newest = max(changed, key=changed.__getitem__, default=None)
-        if newest and changed[newest] > os.path.getmtime(path):
-            raise StartError(f"{newest} is newer than {target}: run ./build first")
+        made = os.path.getmtime(path)
+        newer = sorted(
+            (s for s in changed if changed[s] > made), key=changed.__getitem__
+        )
+        # A git checkout writes its files in any order: a source as committed
+        # is not an edit (the committed build is checked where it is made).
+        edited = [s for s in newer if not committed_as_is(ext_dir, s)]
+        if edited:
+            raise StartError(f"{edited[-1]} is newer than {target}: run ./build first")
+
+
+def committed_as_is(folder: str, name: str) -> bool:
+    """Whether git tracks file `name` of `folder`, unchanged since the last commit."""
+    try:
+        for check in (["ls-files", "--error-unmatch"], ["diff", "--quiet", "HEAD"]):
+            command = ["git", "-C", folder, *check, "--", name]
+            done = subprocess.run(command, check=False, capture_output=True, timeout=10)
+            if done.returncode != 0:
+                return False
+    except (OSError, subprocess.SubprocessError):
+        return False  # no git: the times decide
+    return True
 
 
 def check_skills(ext_dir: str, manifest: dict, report: Report) -> None:
