@@ -12,8 +12,9 @@ import time
 SKIPPED = {".git", "node_modules", "dist", "zot", "__pycache__", ".venv"}
 
 
-def snapshot(project: str, skip: set[str]) -> dict[str, float]:
-    """Every file of the project that is a source, with its time of change."""
+def snapshot(project: str, skip: set[str]) -> dict[str, tuple[float, int]]:
+    """Every file of the project that is a source, with its time of change
+    and its size."""
     seen = {}
     for folder, subfolders, files in os.walk(project):
         subfolders[:] = [d for d in subfolders if d not in SKIPPED]
@@ -22,13 +23,14 @@ def snapshot(project: str, skip: set[str]) -> dict[str, float]:
             relative = os.path.relpath(path, project)
             if relative not in skip:
                 try:
-                    seen[relative] = os.stat(path).st_mtime
+                    stat = os.stat(path)
+                    seen[relative] = (stat.st_mtime, stat.st_size)
                 except OSError:
                     pass
     return seen
 
 
-def changed(before: dict[str, float], after: dict[str, float]) -> list[str]:
+def changed(before: dict, after: dict) -> list[str]:
     return sorted(
         n for n in before.keys() | after.keys() if before.get(n) != after.get(n)
     )
@@ -45,10 +47,9 @@ def watch(project: str, binary: str, smoke_args: list[str]) -> int:
                 print("watch: ./build", flush=True)
                 subprocess.run(["./build"], cwd=project, check=False)
             subprocess.run([launcher, *smoke_args], cwd=project, check=False)
+            # the build's own writes are no change; an edit from now on is
+            before = snapshot(project, skip)
             print("watch: waiting for a change (ctrl-c stops)", flush=True)
-            before = snapshot(
-                project, skip
-            )  # after the build: its own writes count not
             while not (names := changed(before, snapshot(project, skip))):
                 time.sleep(0.3)
             time.sleep(0.2)  # an editor may write in several steps
