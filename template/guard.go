@@ -662,6 +662,29 @@ func loadPolicy() (*policy, error) {
 	return loaded, loadErr
 }
 
+// noEmptyPattern reports a rule or a list of rules file name with an empty
+// pattern, which no two engines would read alike.
+func noEmptyPattern(name string, rules []json.RawMessage, lists map[string][]string) error {
+	for _, text := range rules {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(text, &fields) != nil {
+			continue // readRule says what is wrong with it
+		}
+		for _, value := range fields {
+			var patterns []any
+			if json.Unmarshal(value, &patterns) == nil && slices.Contains(patterns, any("")) {
+				return fmt.Errorf("%s has an empty pattern in rule %s", name, fields["id"])
+			}
+		}
+	}
+	for key, list := range lists {
+		if slices.Contains(list, "") {
+			return fmt.Errorf("%s has an empty pattern in list %q", name, key)
+		}
+	}
+	return nil
+}
+
 // jsonObject reads a rules file's text; an error names the file.
 func jsonObject(name string, text []byte) (map[string]json.RawMessage, error) {
 	var object map[string]json.RawMessage
@@ -700,6 +723,12 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 	err = errors.Join(field(own, "off", &off), field(own, "rules", &ownRules), field(own, "lists", &ownLists))
 	if err != nil {
 		return nil, fmt.Errorf("guard-policy.json has a field of the wrong type (%v)", err)
+	}
+	if err := noEmptyPattern("guard-rules.json", rules, lists); err != nil {
+		return nil, err
+	}
+	if err := noEmptyPattern("guard-policy.json", ownRules, ownLists); err != nil {
+		return nil, err
 	}
 	if lists == nil {
 		lists = map[string][]string{}

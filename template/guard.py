@@ -413,11 +413,30 @@ def load_json(name: str) -> dict:
     return data
 
 
+def no_empty_pattern(name: str, data: dict) -> None:
+    """RulesError when a rule or a list of rules file `name` has an empty
+    pattern, which no two engines would read alike."""
+    rules, lists = data.get("rules"), data.get("lists")
+    groups = [
+        (f"rule {json.dumps(rule.get('id'))}", list(rule.values()))
+        for rule in (rules if isinstance(rules, list) else [])
+        if isinstance(rule, dict)
+    ]
+    if isinstance(lists, dict):
+        groups += [(f"list {json.dumps(key)}", [value]) for key, value in lists.items()]
+    for where, values in groups:
+        if any(isinstance(value, list) and "" in value for value in values):
+            fix = f"fix {name} (./smoke-test points at the problem)"
+            raise RulesError(name, f"has an empty pattern in {where}", fix)
+
+
 @functools.cache
 def policy() -> dict:
     """guard-rules.json, with guard-policy.json's changes: read on first use."""
     data = load_json("guard-rules.json")
     own = load_json("guard-policy.json")
+    no_empty_pattern("guard-rules.json", data)
+    no_empty_pattern("guard-policy.json", own)
     off = set(own.get("off", []))
     lists = {**data.get("lists", {}), **own.get("lists", {})}
     rules = [

@@ -1,6 +1,7 @@
 """A guard that cannot read its rules refuses every bash command and names
 the file; it never allows silently. In every flavour, for a rules file or a
-policy that is missing, not JSON, or not a JSON object."""
+policy that is missing, not JSON, not a JSON object, or has an empty
+pattern."""
 
 from __future__ import annotations
 
@@ -17,6 +18,12 @@ BROKEN = {
     "rules not JSON": ("guard-rules.json", '{"rules": ['),
     "policy not an object": ("guard-policy.json", "[]"),
     "rules empty": ("guard-rules.json", ""),
+    # an empty pattern: every engine would read it otherwise (all, some, none)
+    "policy with an empty pattern": (
+        "guard-policy.json",
+        '{"rules": [{"id": "mine", "command": [""], "reason": "r", "instead": "i"}]}',
+    ),
+    "policy with an empty list entry": ("guard-policy.json", '{"lists": {"mine": ["x", ""]}}'),
 }
 
 

@@ -454,13 +454,26 @@ def unusable($file; $problem):
 		instead: (if $problem | startswith("is missing") then "restore \($file) (git checkout \($file), or copier update)"
 			else "fix \($file) (./smoke-test points at the problem)" end)}});
 
+# The rules file $file as it is, or unusable when one of its rules or lists
+# has an empty pattern, which no two engines would read alike.
+def no_empty_pattern($file):
+	([(.rules | if type == "array" then .[] else empty end | objects
+		| {where: "rule \(.id | tojson)", values: [.[]]}),
+	  (.lists | if type == "object" then to_entries[] else empty end
+		| {where: "list \(.key | tojson)", values: [.value]})]
+	| map(select(any(.values[]; type == "array" and any(.[]; . == ""))))
+	| first(.[]) // null) as $bad
+	| if $bad then unusable($file; "has an empty pattern in \($bad.where)") else . end;
+
 # guard-rules.json ($rules) with guard-policy.json's changes ($policy), both
 # objects, made ready for check: every @name in a rule's lists expanded, and
 # each list of patterns prepared for fits.
 def guard_policy($rules; $policy):
-	($rules | if type == "object" then . else unusable("guard-rules.json"; "does not hold a JSON object") end)
+	($rules | if type == "object" then . else unusable("guard-rules.json"; "does not hold a JSON object") end
+		| no_empty_pattern("guard-rules.json"))
 	as $data
-	| ($policy | if type == "object" then . else unusable("guard-policy.json"; "does not hold a JSON object") end)
+	| ($policy | if type == "object" then . else unusable("guard-policy.json"; "does not hold a JSON object") end
+		| no_empty_pattern("guard-policy.json"))
 	as $own
 	| (($own.off // []) | map({key: tostring, value: true}) | from_entries) as $off
 	| (($data.lists // {}) + ($own.lists // {})) as $lists

@@ -517,11 +517,31 @@ function loadJson(name: string): RulesFile {
 
 let loaded: Policy | undefined;
 
+/** A RulesError when a rule or a list of rules file `name` has an empty
+ * pattern, which no two engines would read alike. */
+function noEmptyPattern(name: string, data: RulesFile): void {
+  const rules = Array.isArray(data.rules) ? data.rules : [];
+  const groups: [string, unknown[]][] = rules
+    .filter((rule) => typeof rule === "object" && rule !== null)
+    .map((rule) => [`rule ${JSON.stringify(rule.id)}`, Object.values(rule)]);
+  for (const [key, value] of Object.entries(data.lists ?? {})) {
+    groups.push([`list ${JSON.stringify(key)}`, [value]]);
+  }
+  for (const [where, values] of groups) {
+    if (values.some((value) => Array.isArray(value) && value.includes(""))) {
+      const fix = `fix ${name} (./smoke-test points at the problem)`;
+      throw new RulesError(name, `has an empty pattern in ${where}`, fix);
+    }
+  }
+}
+
 /** guard-rules.json, with guard-policy.json's changes: read on first use. */
 function policy(): Policy {
   if (loaded) return loaded;
   const data = loadJson("guard-rules.json");
   const own = loadJson("guard-policy.json");
+  noEmptyPattern("guard-rules.json", data);
+  noEmptyPattern("guard-policy.json", own);
   const off = new Set(own.off ?? []);
   const lists = new Map(Object.entries({ ...data.lists, ...own.lists }));
   const expand = (names: string[]): string[] =>

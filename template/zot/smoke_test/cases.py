@@ -138,6 +138,11 @@ def rules_problems(path: str) -> list[str]:
     lists = data.get("lists", {})
     if not isinstance(lists, dict):
         return ["lists must be an object of lists"]
+    problems += [
+        f"list {q(key)} has an empty pattern"
+        for key, value in lists.items()
+        if isinstance(value, list) and "" in value
+    ]
     if not isinstance(data.get("off", []), list):
         problems.append("off must be a list of rule ids")
     rules = data.get("rules", [])
@@ -167,6 +172,8 @@ def rules_problems(path: str) -> list[str]:
                 problems.append(
                     f"{name}: {q(field)} must be {TYPE_NAMES.get(kind, 'a list of texts')}"
                 )
+            elif kind is list and "" in value:
+                problems.append(f"{name}: {q(field)} has an empty pattern")
             elif kind is list:
                 unknown = [i for i in value if i.startswith("@") and i[1:] not in lists]
                 problems += [
