@@ -20,6 +20,7 @@ from conftest import (
     slow_tool,
 )
 from host import ExtensionProcess
+from robustness import allowed
 
 NAME, TOOL = "demo-ext", "demo_ext"
 PICK, ASK = "demo-ext-pick", "demo_ext_confirm"  # panel_command and ask_tool
@@ -46,10 +47,6 @@ UNKNOWN_TOOL = {"go-sdk": 'no handler for tool "not_registered"'}
 
 def is_error(reply: dict) -> bool:
     return reply.get("is_error", False)
-
-
-def blocked(reply: dict) -> bool:
-    return reply.get("block", False)
 
 
 def hello_capabilities(capabilities: list[str], language: str) -> list[str]:
@@ -180,7 +177,7 @@ def test_guard_refuses_with_a_reason_naming_the_extension(ext):
     assert reply["block"] is True
     assert reply["reason"].startswith(f"refused by {NAME} (delete-outside-project): ")
     assert ". Instead, " in reply["reason"]
-    assert blocked(ext.intercept("bash", {"command": "ls -la"})) is False
+    assert allowed(ext.intercept("bash", {"command": "ls -la"}))
 
 
 def test_stdout_carries_only_json_frames(ext):
@@ -285,7 +282,7 @@ def test_a_slow_tool_holds_up_neither_the_guard_nor_the_exit(
         started = time.monotonic()
         ext.send_raw("".join(json.dumps(frame) + "\n" for frame in frames).encode())
         reply = ext.read_reply(timeout=5)
-        assert reply["id"] == "guard2" and blocked(reply) is False
+        assert reply["id"] == "guard2" and allowed(reply)
         assert time.monotonic() - started < 1.0
         assert {ext.read_reply(timeout=8)["id"] for _ in range(3)} == {
             "slow-0",

@@ -15,7 +15,7 @@ from conftest import (
     SDK_CAPABILITIES,
 )
 from host import ExtensionProcess
-from robustness import TOOL, hostile_session, line, pipeline, refusals
+from robustness import TOOL, allowed, hostile_session, line, pipeline, refusals
 
 MAX_COMMAND = 65536  # the guard refuses longer commands unread
 
@@ -87,7 +87,7 @@ def test_guard_refuses_a_command_too_long_to_check(ext):
     over = at_limit + "a"
     reply = ext.intercept("bash", {"command": over})
     assert reply["block"] is True and "too long to check" in reply["reason"]
-    assert ext.intercept("bash", {"command": at_limit}).get("block", False) is False
+    assert allowed(ext.intercept("bash", {"command": at_limit}))
     # bash joins continued lines before the guard reads them
     assert ext.intercept("bash", {"command": "r\\\nm -r\\\nf /"})["block"] is True
 

@@ -392,8 +392,13 @@ def lay_out(project: str, files: dict) -> None:
     for entry in os.listdir(project):
         path = os.path.join(project, entry)
         shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    write_files(project, files)
+
+
+def write_files(folder: str, files: dict) -> None:
+    """Write `files` (path inside `folder` -> text), making their folders."""
     for name, text in files.items():
-        path = os.path.join(project, name)
+        path = os.path.join(folder, name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)

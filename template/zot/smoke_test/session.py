@@ -20,6 +20,7 @@ from .cases import (
     run_cases,
     tool_expectations,
     tools_with_cases,
+    write_files,
 )
 from .protocol import (
     HELLO_ACK,
@@ -559,11 +560,7 @@ class Session(Wire):
         folder = tempfile.mkdtemp(
             prefix="project-", dir=os.path.dirname(self.opts.project_dir)
         )
-        for name, text in files.items():
-            path = os.path.join(folder, name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
+        write_files(folder, files)
         return folder
 
     def phase_shutdown(self) -> None:
