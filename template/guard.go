@@ -22,6 +22,8 @@ import (
 const (
 	// A longer command is refused unread: checking it could take too long.
 	maxCommand = 65536
+	// A larger rules file is refused unread: every decision would be slow.
+	maxRulesBytes = 1 << 20
 	// Code inside code (bash -c '...', eval ...) deeper than this is refused.
 	maxDepth = 8
 	// So are $(...), `...` and ( ... ) nested deeper than this.
@@ -82,10 +84,29 @@ func checkCommand(command, cwd string) *Refusal {
 	}
 	rules, err := loadPolicy()
 	if err != nil { // fail closed, and say which file is at fault
-		reason := err.Error() + ", so the guard refuses every command"
-		return &Refusal{"unreadable-rules", reason, "fix it, then run ./build (the rules are built in)"}
+		return unusableRules(err)
 	}
 	return newChecker(rules, cwd).check(command, 0)
+}
+
+func unusableRules(err error) *Refusal {
+	reason := err.Error() + ", so the guard refuses every command"
+	return &Refusal{"unreadable-rules", reason, "fix it, then run ./build (the rules are built in)"}
+}
+
+// warnIfRulesUnusable reads the rules now, so that the first command is not
+// kept waiting; when they cannot be used (then every bash call is refused),
+// it tells the user and the log of extension name.
+func warnIfRulesUnusable(name string, to interface {
+	Logf(format string, args ...any)
+	Notify(level, message string)
+}) {
+	if _, err := loadPolicy(); err != nil {
+		refusal := unusableRules(err)
+		warning := fmt.Sprintf("%s: the guard cannot use its rules: %s. Instead, %s.", name, refusal.Reason, refusal.Instead)
+		to.Logf("%s", warning)
+		to.Notify("warn", warning)
+	}
 }
 
 // --- Reading a command the way bash splits it ---------------------------------
@@ -687,6 +708,9 @@ func noEmptyPattern(name string, rules []json.RawMessage, lists map[string][]str
 
 // jsonObject reads a rules file's text; an error names the file.
 func jsonObject(name string, text []byte) (map[string]json.RawMessage, error) {
+	if len(text) > maxRulesBytes {
+		return nil, fmt.Errorf("%s is %d bytes, over the guard's limit of 1 MiB", name, len(text))
+	}
 	var object map[string]json.RawMessage
 	if err := json.Unmarshal(text, &object); err != nil {
 		return nil, fmt.Errorf("%s is not valid JSON or not an object (%v)", name, err)

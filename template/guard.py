@@ -14,6 +14,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # A longer command is refused unread: checking it could take too long.
@@ -24,6 +25,8 @@ MAX_DEPTH = 8
 MAX_NESTING = 32
 # Where cd leads stops being followed past a path this long.
 MAX_PATH = 4096
+# A rules file larger than this is refused unread: every decision would be slow.
+MAX_RULES_BYTES = 1024 * 1024
 
 # Runs of ordinary characters, runs of blanks, or one character of syntax.
 TOKEN = re.compile(r"[^ \t\n'\"\\$`()|&;<>]+|[ \t]+|[\s\S]")
@@ -398,6 +401,11 @@ def load_json(name: str) -> dict:
     """A rules file as a JSON object; RulesError naming it when it cannot be."""
     try:
         with open(os.path.join(HERE, name), encoding="utf-8") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size > MAX_RULES_BYTES:
+                problem = f"is {size} bytes, over the guard's limit of 1 MiB"
+                fix = f"keep {name} under 1 MiB (fewer rules, or broader patterns)"
+                raise RulesError(name, problem, fix)
             data = json.load(file)
     except FileNotFoundError:
         fix = f"restore {name} (git checkout {name}, or copier update)"
@@ -1037,6 +1045,19 @@ def check(command: str, cwd: str = "") -> Refusal | None:
     except RulesError as err:  # fail closed, and say which file is at fault
         return err.refusal
     return Checker(rules, cwd).check(command, 0)
+
+
+def warn_if_rules_unusable(name: str, ext: Any) -> None:
+    """Reads the rules now, so that the first command is not kept waiting; when
+    they cannot be used (then every bash call is refused), tells the user and
+    the log of extension `name` (ext.notify, ext.log)."""
+    try:
+        policy()
+    except RulesError as err:
+        reason, fix = err.refusal.reason, err.refusal.instead
+        warning = f"{name}: the guard cannot use its rules: {reason}. Instead, {fix}."
+        ext.log(warning)
+        ext.notify("warn", warning)
 
 
 def check_tool_call(

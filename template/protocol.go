@@ -191,6 +191,7 @@ type Extension struct {
 	guard         func(toolName string, args json.RawMessage) (allow bool, reason string)
 	onBlocked     func(toolName, reason string)
 	beforeStart   func(BeforeAgentStartEvent) *string
+	onHello       func(HostInfo)
 	usesPanels    bool
 
 	out     io.Writer // stdout
@@ -286,6 +287,10 @@ func (e *Extension) OnToolCallBlocked(handle func(toolName, reason string)) {
 func (e *Extension) InterceptBeforeAgentStart(handle func(BeforeAgentStartEvent) *string) {
 	e.beforeStart = handle
 }
+
+// OnHello registers a handler run once hello_ack has arrived, before the
+// registrations go out.
+func (e *Extension) OnHello(handle func(HostInfo)) { e.onHello = handle }
 
 // Host is what zot said in hello_ack (the zero value before).
 func (e *Extension) Host() HostInfo { return e.host }
@@ -503,6 +508,9 @@ func (e *Extension) register(line []byte) {
 		e.Logf("hello_ack: %v", err)
 	}
 	e.host, e.newerHost = ack.HostInfo, bytes.HasPrefix(ack.Capabilities, []byte("["))
+	if e.onHello != nil {
+		e.onHello(e.host)
+	}
 	for _, registration := range e.registrations {
 		e.send(registration)
 	}

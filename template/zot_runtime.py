@@ -127,6 +127,7 @@ class Extension:
         self._events: dict = {}
         self._guard: Callable[[Any, Any], str | None] | None = None
         self._prompt: Callable[[dict], str | None] | None = None
+        self._on_hello: Callable[[dict], None] | None = None
         self._opens_panels = False
         self._panels: dict = {}  # open panel id -> (on_key, on_close)
         self._calls: dict = {}  # running tool call id -> its cancellation Event
@@ -210,6 +211,13 @@ class Extension:
         must be refused, or None to let it run. zot waits for it (5 s at most,
         then allows the call), so keep it fast."""
         self._guard = handler
+        return handler
+
+    def on_hello(self, handler: Callable[[dict], None]) -> Callable:
+        """Decorator: handler(host) runs once, on a thread of its own, when
+        zot's hello_ack has arrived (HOST is ext.host) and the registrations
+        and ready have gone out: a place to warm up, or to tell the user."""
+        self._on_hello = handler
         return handler
 
     def intercept_before_agent_start(
@@ -531,6 +539,8 @@ class Extension:
             if kind == "hello_ack":
                 self.host.update(frame)
                 self._write(registrations)
+                if self._on_hello is not None:
+                    threading.Thread(target=self._hello, daemon=True).start()
             elif kind in requests:
                 if not isinstance(frame.get("id"), str):
                     self.log(f"skipped a {kind} frame without an id")
@@ -555,6 +565,12 @@ class Extension:
                 self.log(f"ignored a frame of type {kind!r}")
         # Exit at once, even with handlers still running: zot has stopped listening.
         os._exit(0)
+
+    def _hello(self) -> None:
+        try:
+            self._on_hello(self.host)
+        except Exception as err:  # noqa: BLE001 - the extension runs on
+            self.log(f"the hello handler failed: {err!r}")
 
     def _write(self, lines: str) -> None:
         """Write whole lines at once, never between another thread's."""

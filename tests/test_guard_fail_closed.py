@@ -1,7 +1,7 @@
 """A guard that cannot read its rules refuses every bash command and names
-the file; it never allows silently. In every flavour, for a rules file or a
-policy that is missing, not JSON, not a JSON object, or has an empty
-pattern."""
+the file; it never allows silently, and it tells the user once at start-up.
+In every flavour, for a rules file or a policy that is missing, not JSON, not
+a JSON object, has an empty pattern, or is over the limit of 1 MiB."""
 
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ from conftest import LANGUAGES, build, run
 from host import ExtensionProcess
 
 NAME = "demo-ext"
+# A policy of many ordinary rules, just over the guard's limit of 1 MiB.
+RULE = '{"id": "r%d", "command": ["tool%d"], "reason": "r", "instead": "i"}'
+TOO_LARGE = '{"rules": [%s]}' % ",".join(RULE % (i, i) for i in range(14500))
+assert 1 << 20 < len(TOO_LARGE) < (1 << 20) + 10_000
 BROKEN = {
     "rules missing": ("guard-rules.json", None),
     "policy missing": ("guard-policy.json", None),
@@ -24,6 +28,7 @@ BROKEN = {
         '{"rules": [{"id": "mine", "command": [""], "reason": "r", "instead": "i"}]}',
     ),
     "policy with an empty list entry": ("guard-policy.json", '{"lists": {"mine": ["x", ""]}}'),
+    "policy over 1 MiB": ("guard-policy.json", TOO_LARGE),
 }
 
 
@@ -48,7 +53,7 @@ def test_a_guard_without_usable_rules_refuses_every_command_naming_the_file(
         build(project)
 
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
-        ext.handshake()
+        _, frames = ext.handshake()
         for command in ("rm -rf /", "ls"):
             reply = ext.intercept("bash", {"command": command})
             assert reply.get("block") is True, (command, reply)
@@ -58,7 +63,30 @@ def test_a_guard_without_usable_rules_refuses_every_command_naming_the_file(
         # the guard judges bash command lines only: other tools run
         assert not ext.intercept("read", {"path": "/etc/hosts"}).get("block")
         assert ext.shutdown() == 0
+        frames += ext.spontaneous + drain(ext)
+        log = ext.stderr()
+
+    # One warning at start-up, in zot's window and in the log.
+    start = f"{NAME}: the guard cannot use its rules: {name} "
+    warnings = [f for f in frames if f.get("message", "").startswith(start)]
+    assert [f["type"] for f in warnings] == ["notify"], frames
+    assert warnings[0]["level"] == "warn"
+    warning = warnings[0]["message"]
+    assert "so the guard refuses every command. Instead, " in warning, warning
+    if broken == "policy over 1 MiB":
+        assert f"is {len(TOO_LARGE)} bytes, over the guard's limit of 1 MiB" in warning
+    assert log.count(warning) == 1, log
 
     report = json.loads(run(["./smoke-test", "--json"], project).stdout)
     failed = [c for c in report["checks"] if c["status"] == "fail"]
     assert not report["passed"] and any(name in c["check"] for c in failed), failed
+
+
+def drain(ext: ExtensionProcess) -> list[dict]:
+    """The frames the extension wrote before it exited."""
+    frames = []
+    while True:
+        try:
+            frames.append(ext.read_frame(timeout=2))
+        except EOFError:
+            return frames

@@ -6,10 +6,12 @@
 // simple command behind its wrappers (sudo, env, xargs, bash -c '...',
 // $(...)), and asks the rules about it. It belongs to the template:
 // `copier update` replaces it.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 
 /** A longer command is refused unread: checking it could take too long. */
 export const MAX_COMMAND = 65536;
+/** A rules file larger than this is refused unread: every decision would be slow. */
+export const MAX_RULES_BYTES = 1024 * 1024;
 /** Code inside code (bash -c '...', eval ...) deeper than this is refused. */
 export const MAX_DEPTH = 8;
 /** So are $(...), `...` and ( ... ) nested deeper than this. */
@@ -490,10 +492,18 @@ class RulesError extends Error {
 
 /** A rules file as a JSON object; a RulesError naming it when it cannot be. */
 function loadJson(name: string): RulesFile {
+  const file = new URL(name, FOLDER);
   let text: string;
   try {
-    text = readFileSync(new URL(name, FOLDER), "utf8");
+    const { size } = statSync(file);
+    if (size > MAX_RULES_BYTES) {
+      const problem = `is ${size} bytes, over the guard's limit of 1 MiB`;
+      const fix = `keep ${name} under 1 MiB (fewer rules, or broader patterns)`;
+      throw new RulesError(name, problem, fix);
+    }
+    text = readFileSync(file, "utf8");
   } catch (err) {
+    if (err instanceof RulesError) throw err;
     const { code, message } = err as NodeJS.ErrnoException;
     if (code === "ENOENT") {
       const fix = `restore ${name} (git checkout ${name}, or copier update)`;
@@ -1254,6 +1264,24 @@ export function check(command: string, cwd = ""): Refusal | undefined {
     throw err;
   }
   return new Checker(rules, cwd).check(command, 0);
+}
+
+/** Reads the rules now, so that the first command is not kept waiting; when
+ * they cannot be used (then every bash call is refused), tells the user and
+ * the log of extension `name`. */
+export function warnIfRulesUnusable(
+  name: string,
+  ext: { log(message: string): void; notify(level: "warn", message: string): void },
+): void {
+  try {
+    policy();
+  } catch (err) {
+    if (!(err instanceof RulesError)) throw err;
+    const { reason, instead } = err.refusal;
+    const warning = `${name}: the guard cannot use its rules: ${reason}. Instead, ${instead}.`;
+    ext.log(warning);
+    ext.notify("warn", warning);
+  }
 }
 
 /** Why a tool call must be refused, or undefined to allow it. */

@@ -272,6 +272,7 @@ export class Extension {
   private readonly events = new Map<string, EventHandler>();
   private guard?: ToolCallGuard;
   private systemPrompt?: SystemPromptHandler;
+  private helloHandler?: (host: Partial<HelloAck>) => void;
   private usesPanels = false;
   /** Open panels by id, and tool calls running by id. */
   private readonly panels = new Map<string, PanelHandlers>();
@@ -315,6 +316,13 @@ export class Extension {
    * arguments, before it runs. */
   interceptToolCall(guard: ToolCallGuard): void {
     this.guard = guard;
+  }
+
+  /** handler(host) runs once, when zot's hello_ack has arrived (host is
+   * ext.host) and the registrations and ready have gone out: a place to warm
+   * up, or to tell the user something. */
+  onHello(handler: (host: Partial<HelloAck>) => void): void {
+    this.helloHandler = handler;
   }
 
   /** handler(frame) may rewrite the system prompt before each agent run
@@ -539,6 +547,16 @@ export class Extension {
       this.send({ type: "subscribe", events, intercept });
     }
     this.send({ type: "ready" });
+    const hello = this.helloHandler;
+    if (hello) {
+      setImmediate(() => {
+        try {
+          hello(this.host);
+        } catch (err) {
+          this.log(`the hello handler failed: ${message(err)}`);
+        }
+      });
+    }
   }
 
   /** Run one request's handler and send its reply with the request's id. */

@@ -122,6 +122,8 @@ RULE_FIELDS.update(
 RULE_FIELDS.update({"arg": list, "exec": list, "targets": str, "default target": str})
 RULE_FIELDS.update({"target": list, "redirect": list, "input": list, "piped to": list})
 RULE_FIELDS.update({"runs output of": list, "fork bomb": bool})
+# The guard's limit on the size of a rules file.
+MAX_RULES_BYTES = 1024 * 1024
 MATCHING = set(RULE_FIELDS) - {"id", "reason", "instead", "targets", "default target"}
 
 
@@ -129,6 +131,9 @@ def rules_problems(path: str) -> list[str]:
     """What is wrong with a guard rules file (guard-rules.json, guard-policy.json)."""
     try:
         with open(path, encoding="utf-8") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_RULES_BYTES:  # the guard refuses it unread
+                return [f"is {size} bytes, over the guard's limit of 1 MiB"]
             data = json.load(fh)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         return [f"cannot read it: {exc}"]
