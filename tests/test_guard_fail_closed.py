@@ -13,8 +13,10 @@ from host import ExtensionProcess
 
 NAME = "demo-ext"
 # A policy of many ordinary rules, just over the guard's limit of 1 MiB.
-RULE = '{"id": "r%d", "command": ["tool%d"], "reason": "r", "instead": "i"}'
-TOO_LARGE = '{"rules": [%s]}' % ",".join(RULE % (i, i) for i in range(14500))
+RULES = (
+    f'{{"id": "r{i}", "command": ["tool{i}"], "reason": "r", "instead": "i"}}' for i in range(14500)
+)
+TOO_LARGE = '{"rules": [' + ",".join(RULES) + "]}"
 assert 1 << 20 < len(TOO_LARGE) < (1 << 20) + 10_000
 BROKEN = {
     "rules missing": ("guard-rules.json", None),
