@@ -64,6 +64,7 @@ class Extension:
         self._buf = b""
         self._stash: dict[str, dict] = {}  # replies read while waiting for another
         self.rusage = None
+        self.last_reply: dict = {}  # the answer round_trip() read last
 
     # -- reading -------------------------------------------------------------
 
@@ -123,11 +124,11 @@ class Extension:
         self.read_until("ready", timeout=5)
         return t_hello, time.monotonic() - self.started
 
-    def round_trip(self, frame: dict) -> float:
-        """Send one request, wait for its answer; seconds."""
+    def round_trip(self, frame: dict, timeout: float = 10.0) -> float:
+        """Send one request, wait for its answer (in last_reply); seconds."""
         started = time.monotonic()
         self.write(encode(frame))
-        reply = self.reply(frame["id"])
+        reply = self.last_reply = self.reply(frame["id"], timeout)
         elapsed = time.monotonic() - started
         assert reply["type"] in (
             "command_response",

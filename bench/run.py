@@ -5,6 +5,8 @@
     python bench/run.py --quick          fewer iterations (a smoke run)
     python bench/run.py --only python    one variant (repeatable, or a,b)
     python bench/run.py --out DIR        write results.md, startup.png, results.json there
+    python bench/run.py --load 0,2       the loads to measure under (the default): nothing
+                                         beside it, then two busy processes (bench/load.py)
 
 Every language variant is rendered from this checkout with the capabilities
 commands, tools, events and guard (--capabilities chooses others) and built
@@ -13,7 +15,14 @@ the way zot starts it (tests/conftest.py and tests/host.py say how). Reference
 points: the TypeScript skeleton run by a global tsx and by `npx --yes tsx`
 (the two ways zot's docs show), and a floor, the smallest possible extension
 (bench/floor/main.go). The Go SDK flavour is measured when ZOT_SDK_DIR points
-at a checkout of zot's source.
+at a checkout of zot's source. Each variant is also timed where the guard
+must be quick: the first intercept right after `ready`, the stop right after
+`ready`, and decisions with a guard-policy.json just under the guard's 1 MiB
+limit (bench/policy.py writes it).
+
+Everything is measured once for each load of --load: with N > 0, N busy
+processes run beside the measuring (not the building) and are stopped by
+their pids at the end of it, on an error or Ctrl-C too.
 
 Uses the development dependencies only (copier, matplotlib) and runs offline
 but for npm: `npm install -g` of tsx into a temporary prefix, and npx.
@@ -22,6 +31,8 @@ but for npm: `npm install -g` of tsx into a temporary prefix, and npx.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import datetime
 import json
 import math
@@ -41,8 +52,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import policy as big_policy
 from driver import Extension, Timeout, TreeSampler, command_line, encode, group_cpu
 from flavours import VARIANTS, configure_go, render, slow_tool
+from load import Load, raise_on_sigterm
 
 # The capabilities measured by default: the four every zot serves, so that the
 # figures compare with earlier results; --capabilities measures others.
@@ -52,6 +65,10 @@ COMMAND = NAME  # command_name defaults to the name
 TOOL = NAME.replace("-", "_")  # tool_name too
 SDK_MODULE = "github.com/patriceckhart/zot"
 SLOW_SECONDS = 2
+INTERCEPT_LIMIT = 5.0  # zot allows a tool call whose intercept is not answered by then
+GRACE = 2.0  # zot's wait for the exit after shutdown, then SIGTERM
+WAIT = 10.0  # how long the benchmark waits for an answer or an exit (then: "timeout")
+POLICY_BUDGET = 30.0  # seconds of decisions with the large policy, per start
 
 
 # --- what is measured ---------------------------------------------------------
@@ -66,11 +83,13 @@ class Subject:
     cwd: Path | None = None
     slow: Path | None = None  # a copy whose tool takes SLOW_SECONDS
     slow_argv: list[str] = field(default_factory=list)
+    policy: Path | None = None  # a copy with a guard-policy.json just under 1 MiB
+    policy_argv: list[str] = field(default_factory=list)
     requests: bool = True  # answers commands and tools
     env: dict | None = None
     note: str = ""
     results: dict = field(default_factory=dict)
-    error: str = ""
+    error: str = ""  # it could not be measured (or not all of it)
 
 
 VARIANT_KEYS = ["go", "go-sdk", "typescript", "typescript-tsx", "python", "shell"]
@@ -108,6 +127,27 @@ TARGETS = [
     ("intercept_max", FAST + ["shell"], "<=", 50, "intercept during a 2 s tool ≤ 50 ms"),
     ("busy_shutdown_ms", VARIANT_KEYS, "<=", 100, "shutdown during a tool ≤ 100 ms"),
     ("busy_leftovers", VARIANT_KEYS, "<=", 0, "processes left after that shutdown: 0"),
+    (
+        "first_intercept_max",
+        VARIANT_KEYS + ["python-direct"],
+        "<=",
+        50,
+        "first intercept after ready (worst) ≤ 50 ms",
+    ),
+    (
+        "shutdown_max",
+        VARIANT_KEYS + ["python-direct"],
+        "<",
+        200,
+        "stop after ready (worst) < 200 ms",
+    ),
+    (
+        "policy_max",
+        VARIANT_KEYS + ["python-direct"],
+        "<",
+        500,
+        "decision with a 1 MiB policy (worst) < 500 ms",
+    ),
     ("rss_mib", ["go", "go-sdk", "python", "python-direct"], "<=", 30, "peak RSS ≤ 30 MiB"),
 ]
 
@@ -122,10 +162,13 @@ class Plan:
     pipelined_runs: int
     idle_seconds: float
     intercepts: int
+    first_starts: int  # starts whose first intercept right after ready is timed
+    policy_starts: int  # starts with the large policy
+    policy_rounds: int  # per start: each probe command this many times
 
 
-FULL = Plan(30, 2, 1000, 50, 5000, 3, 5.0, 20)
-QUICK = Plan(5, 1, 100, 10, 500, 1, 1.0, 5)
+FULL = Plan(30, 2, 1000, 50, 5000, 3, 5.0, 20, 20, 3, 5)
+QUICK = Plan(5, 1, 100, 10, 500, 1, 1.0, 5, 3, 1, 1)
 BIG_FRAME = 3 * 1024 * 1024  # bytes of one tool_call line
 BIG_FRAMES = 3  # how many, one after the other (the median is reported)
 
@@ -179,11 +222,24 @@ def render_variant(work: Path, key: str) -> Path:
     return project
 
 
+def copy_project(project: Path, dst: Path) -> Path:
+    """A copy of a built project; node_modules hard-linked (npm rewrites only
+    .package-lock.json in place), the rest copied, so that it can be edited."""
+
+    def copy(src: str, to: str) -> None:
+        if f"{os.sep}node_modules{os.sep}" in src and not src.endswith(".package-lock.json"):
+            os.link(src, to)
+        else:
+            shutil.copy2(src, to)
+
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(project, dst, symlinks=True, copy_function=copy)
+    return dst
+
+
 def slow_copy(project: Path, language: str) -> Path:
     """A copy of the project whose tool sleeps SLOW_SECONDS, built."""
-    slow = project.with_name(project.name + "-slow")
-    shutil.rmtree(slow, ignore_errors=True)
-    shutil.copytree(project, slow, symlinks=True)
+    slow = copy_project(project, project.with_name(project.name + "-slow"))
     handler = {"python": "main.py", "shell": "main.sh", "go": "main.go"}.get(
         language, "src/extension.ts"
     )
@@ -194,6 +250,16 @@ def slow_copy(project: Path, language: str) -> Path:
     (slow / handler).write_text(source.replace(old, new, 1))
     sh(["./build"], slow)
     return slow
+
+
+def policy_copy(project: Path) -> Path:
+    """A copy of the project with the large guard-policy.json, built (Go builds
+    the rules into its binary)."""
+    copy = copy_project(project, project.with_name(project.name + "-policy"))
+    data, _ = big_policy.policy()
+    (copy / "guard-policy.json").write_text(big_policy.text(data))
+    sh(["./build"], copy)
+    return copy
 
 
 def real_python() -> str | None:
@@ -260,16 +326,21 @@ def measure_startup(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> 
     for i in range(plan.warmup_starts + starts):
         with Extension(subject.argv, subject.cwd, log, env=subject.env) as ext:
             t_hello, t_ready = ext.handshake(data_dir)
-            t_down = ext.shutdown()
-            if ext.proc.returncode != 0:
-                raise RuntimeError(f"exit status {ext.proc.returncode} after shutdown")
+            try:  # the stop right after ready
+                t_down = ext.shutdown(WAIT)
+            except Timeout:
+                t_down = math.inf  # zot would have killed it after GRACE
+            else:
+                if ext.proc.returncode != 0:
+                    raise RuntimeError(f"exit status {ext.proc.returncode} after shutdown")
             usage = ext.rusage  # the process and the children it waited for
         if i >= plan.warmup_starts:
             hello.append(ms(t_hello))
             ready.append(ms(t_ready))
             ack_to_ready.append(ms(t_ready - t_hello))
             down.append(ms(t_down))
-            cpu.append(ms(usage.ru_utime + usage.ru_stime))
+            if usage:
+                cpu.append(ms(usage.ru_utime + usage.ru_stime))
     subject.results.update(
         starts=starts,
         hello_p50=statistics.median(hello),
@@ -280,7 +351,95 @@ def measure_startup(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> 
         ack_to_ready_p50=statistics.median(ack_to_ready),
         ack_to_ready_p99=percentile(ack_to_ready, 99),
         shutdown_p50=statistics.median(down),
-        start_cpu_p50=statistics.median(cpu),
+        shutdown_max=max(down),
+        shutdown_past_grace=sum(t > ms(GRACE) for t in down),
+        start_cpu_p50=statistics.median(cpu) if cpu else None,
+    )
+
+
+def intercept(i: int, command: str) -> dict:
+    """zot's intercept of a bash tool call."""
+    return {
+        "type": "event_intercept",
+        "id": f"guard{i}",
+        "event": "tool_call",
+        "tool_id": f"t{i}",
+        "tool_name": "bash",
+        "tool_args": {"command": command},
+        "step": 1,
+    }
+
+
+def check_verdict(reply: dict, command: str, rule: str | None, where: str) -> None:
+    """RuntimeError unless `command` was refused by `rule` (None: allowed)."""
+    refused = bool(reply.get("block"))
+    reason = str(reply.get("reason", ""))
+    if refused != (rule is not None) or (rule and f"({rule})" not in reason):
+        expected = f"refused by {rule}" if rule else "allowed"
+        got = f"refused: {reason[:300]}" if refused else "allowed"
+        raise RuntimeError(f"{where}: {command!r} was {got} (expected: {expected})")
+
+
+FIRST_PROBES = [("rm -rf /", "delete-outside-project"), ("ls -la", None)]
+
+
+def measure_first_intercept(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> None:
+    """The first intercept right after ready, over fresh starts: sent as soon as
+    ready is read, timed until its answer."""
+    times = []
+    for i in range(plan.first_starts):
+        command, rule = FIRST_PROBES[i % len(FIRST_PROBES)]
+        with Extension(subject.argv, subject.cwd, log, env=subject.env) as ext:
+            ext.handshake(data_dir)
+            try:
+                times.append(ms(ext.round_trip(intercept(i, command), timeout=WAIT)))
+            except Timeout:
+                times.append(math.inf)
+                continue
+            check_verdict(ext.last_reply, command, rule, "first intercept after ready")
+            with contextlib.suppress(Timeout):  # the stop is timed elsewhere
+                ext.shutdown(GRACE)
+    subject.results.update(
+        first_intercept_p50=statistics.median(times),
+        first_intercept_max=max(times),
+        first_intercept_past_limit=sum(t > ms(INTERCEPT_LIMIT) for t in times),
+    )
+
+
+def measure_policy(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> None:
+    """Decisions with a guard-policy.json just under 1 MiB: the first right
+    after ready, then each probe command policy_rounds times."""
+    _, probes = big_policy.policy()
+    ready, first, later = [], [], []
+    n = 0
+    for _ in range(plan.policy_starts):
+        with Extension(subject.policy_argv, subject.policy, log, env=subject.env) as ext:
+            ready.append(ms(ext.handshake(data_dir)[1]))
+            began = time.monotonic()
+            for r in range(plan.policy_rounds):
+                for command, rule in probes:
+                    n += 1
+                    try:
+                        elapsed = ms(ext.round_trip(intercept(n, command), timeout=WAIT))
+                    except Timeout:
+                        elapsed = math.inf
+                    (first if r == 0 and command == probes[0][0] else later).append(elapsed)
+                    if math.isinf(elapsed):
+                        break
+                    check_verdict(ext.last_reply, command, rule, "with the 1 MiB policy")
+                else:
+                    if time.monotonic() - began < POLICY_BUDGET:
+                        continue
+                break
+            with contextlib.suppress(Timeout, OSError):
+                ext.shutdown(GRACE)
+    everything = first + later
+    subject.results.update(
+        policy_ready_p50=statistics.median(ready),
+        policy_first_max=max(first),
+        policy_p50=statistics.median(later) if later else None,
+        policy_max=max(everything),
+        policy_decisions=len(everything),
     )
 
 
@@ -528,7 +687,7 @@ def fmt_value(key: str, value) -> str:
         return f"{value:.0f} ms"
     if key == "throughput":
         return f"{value:,.0f}/s"
-    if key == "busy_leftovers":
+    if key in ("busy_leftovers", "policy_decisions") or key.endswith(("_past_grace", "_limit")):
         return f"{value}"
     if key.startswith(("rss", "maxrss")):
         return f"{value:.1f} MiB"
@@ -550,22 +709,26 @@ def check(op: str | None, value, limit) -> str:
     return "met" if met else "MISSED"
 
 
-def target_rows(subjects: list[Subject]) -> list[dict]:
+def target_rows(rounds: list[Round]) -> list[dict]:
+    """One row per target and subject; per round: value, shown, status."""
     rows = []
-    by_key = {s.key: s for s in subjects}
     for key, names, op, limit, text in TARGETS:
         for name in names:
-            subject = by_key.get(name)
-            if subject is None:
+            found = [next((s for s in r.subjects if s.key == name), None) for r in rounds]
+            if all(s is None for s in found):
                 continue
-            value = subject.results.get(key)
+            values = [s.results.get(key) if s else None for s in found]
+            status = [
+                "error" if s and s.error and v is None else check(op, v, limit)
+                for s, v in zip(found, values, strict=True)
+            ]
             rows.append(
                 {
-                    "subject": subject.label,
+                    "subject": next(s.label for s in found if s),
                     "target": text,
-                    "value": value,
-                    "shown": fmt_value(key, value),
-                    "status": check(op, value, limit) if not subject.error else "error",
+                    "values": values,
+                    "shown": [fmt_value(key, v) for v in values],
+                    "status": status,
                 }
             )
     return rows
@@ -584,12 +747,46 @@ COLUMNS = [
     ("rss_mib", "peak RSS", "floor"),
     ("idle_cpu_ms", "idle CPU / 5 s", None),
 ]
+# The guard's first answer, the stop, a large policy (printed on the console)
+NEW_COLUMNS = [
+    ("first_intercept_p50", "first intercept after ready p50", None),
+    ("first_intercept_max", "first intercept after ready (worst)", None),
+    ("shutdown_p50", "stop after ready p50", None),
+    ("shutdown_max", "stop after ready (worst)", None),
+    ("policy_first_max", "1 MiB policy: first decision (worst)", None),
+    ("policy_p50", "1 MiB policy: decision p50", None),
+    ("policy_max", "1 MiB policy: decision (worst)", None),
+]
+# Figures shown for every load, side by side
+LOAD_COLUMNS = [
+    ("spawn→ready p50", ["ready_p50"]),
+    ("tool p50", ["tool_p50"]),
+    ("pipelined tool calls", ["throughput"]),
+    ("intercept during 2 s tool (worst)", ["intercept_max"]),
+    ("first intercept after ready: p50 / worst", ["first_intercept_p50", "first_intercept_max"]),
+    ("stop after ready: p50 / worst", ["shutdown_p50", "shutdown_max"]),
+    ("1 MiB policy, decision: p50 / worst", ["policy_p50", "policy_max"]),
+]
 
 
-def markdown(
-    subjects: list[Subject], runtime: list[dict], info: dict, plan: Plan, quick: bool
-) -> str:
+def load_words(r: Round) -> str:
+    if r.load == 0:
+        return "nothing started beside it"
+    share = f", each given {r.share:.0%} of a core" if r.share is not None else ""
+    return f"{busy_processes(r.load)} beside it (`--load {r.load}`{share})"
+
+
+def busy_processes(n: int) -> str:
+    return f"{n} busy process" + ("es" if n != 1 else "")
+
+
+def markdown(rounds: list[Round], info: dict, plan: Plan, quick: bool, policy: dict) -> str:
+    subjects = rounds[0].subjects
     floors = {s.key: s for s in subjects if s.key in ("floor", "pipe")}
+    loads = "; ".join(
+        f"{load_words(r)}: load average (1, 5, 15 min) before {r.load_before}, after {r.load_after}"
+        for r in rounds
+    )
     lines = [
         f"Measured {info['date']} on {info['cpu']}, {info['cores']} cores"
         + (f", {info['memory']}" if info["memory"] else "")
@@ -601,19 +798,26 @@ def markdown(
         f"{plan.warmup_calls} discarded; pipelined: {plan.pipelined:,} tool calls written at once, "
         f"median of {plan.pipelined_runs} runs; a {BIG_FRAME // 1024 // 1024} MiB tool call: "
         f"median of {BIG_FRAMES}; "
-        f"idle CPU over {plan.idle_seconds:g} s, shown per 5 s. "
-        f"Load average (1, 5, 15 min) before: {info['load_before']}, after: {info['load_after']}."
+        f"idle CPU over {plan.idle_seconds:g} s, shown per 5 s; the first intercept after "
+        f"ready over {plan.first_starts} starts; with a guard-policy.json of "
+        f"{policy['bytes']:,} bytes ({policy['rules']:,} rules): {plan.policy_starts} starts, "
+        f"{len(policy['probes'])} commands {plan.policy_rounds} times each. "
+        f"Measured with {loads}."
         + (" **Quick run: fewer iterations, not for comparison.**" if quick else ""),
         (
             "In parentheses: the ratio to the floor (start-up, RSS: the minimal Go extension; "
             "round trips: `cat` echoing each request, whose pipelined rate is the ceiling)."
         ),
         "",
+    ]
+    if len(rounds) > 1:
+        lines += [f"**With {load_words(rounds[0])}:**", ""]
+    lines += [
         "| | " + " | ".join(title for _, title, _ in COLUMNS) + " |",
         "|---" * (len(COLUMNS) + 1) + "|",
     ]
     for s in subjects:
-        if s.error:
+        if s.error and not s.results:
             lines.append(f"| {s.label} | " + " | ".join(["error"] * len(COLUMNS)) + " |")
             continue
         cells = []
@@ -630,25 +834,51 @@ def markdown(
                 text += ratio(value, floor.results.get(key) if floor else None)
             cells.append(text)
         lines.append(f"| {s.label} | " + " | ".join(cells) + " |")
+
+    titles = [title for title, _ in LOAD_COLUMNS]
+    lines += ["", "**Each load** (the guard's figures only for the variants):", ""]
+    lines += ["| | load | " + " | ".join(titles) + " |", "|---" * (len(titles) + 2) + "|"]
+    for s in subjects:
+        if s.key == "pipe":
+            continue
+        for r in rounds:
+            mine = next((x for x in r.subjects if x.key == s.key), None)
+            if mine is None:
+                continue
+            cells = [
+                " / ".join(fmt_value(key, mine.results.get(key)) for key in keys)
+                for _, keys in LOAD_COLUMNS
+            ]
+            past = mine.results.get("shutdown_past_grace")
+            if past:
+                cells[5] += f" ({past} past 2 s)"
+            lines.append(f"| {s.label} | {r.title} | " + " | ".join(cells) + " |")
+
     caps = ", ".join(CAPABILITIES)
     lines += ["", f"**Targets** (medians unless said otherwise; capabilities {caps}):", ""]
-    lines += ["| variant | target | measured | |", "|---|---|---|---|"]
-    for row in target_rows(subjects):
-        mark = {"met": "✅ met", "MISSED": "❌ missed"}.get(row["status"], row["status"])
-        lines.append(f"| {row['subject']} | {row['target']} | {row['shown']} | {mark} |")
+    lines += ["| variant | target | " + " | ".join(r.title for r in rounds) + " |"]
+    lines += ["|---" * (len(rounds) + 2) + "|"]
+    for row in target_rows(rounds):
+        cells = [
+            f"{shown} " + {"met": "✅", "MISSED": "❌"}.get(status, status)
+            for shown, status in zip(row["shown"], row["status"], strict=True)
+        ]
+        lines.append(f"| {row['subject']} | {row['target']} | " + " | ".join(cells) + " |")
+    runtime = rounds[0].runtime
     if runtime:
         lines += ["", "**Runtime floors**: spawn to exit of a program that does nothing:", ""]
         lines += ["| command | p50 | p95 |", "|---|---|---|"]
         for row in runtime:
             lines.append(f"| `{row['label']}` | {fmt_ms(row['p50'])} | {fmt_ms(row['p95'])} |")
-    lines += ["", "**Details:**", ""]
+    lines += ["", f"**Details** ({rounds[0].title}):", ""]
     lines += [
         (
-            "| | CPU per start p50 | hello→ready p50 | hello→ready p99 | shutdown→exit p50 "
+            "| | CPU per start p50 | hello→ready p50 | hello→ready p99 "
             "| shutdown during a tool | left behind | 3 MiB tool call | processes "
-            "| idle CPU / 5 s (schedstat) | notes |"
+            "| idle CPU / 5 s (schedstat) | 1 MiB policy: spawn→ready p50 "
+            "| 1 MiB policy: first decision (worst) | notes |"
         ),
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---" * 12 + "|",
     ]
     for s in subjects:
         if s.key == "pipe":
@@ -658,9 +888,11 @@ def markdown(
         lines.append(
             f"| {s.label} | {fmt_ms(r.get('start_cpu_p50'))} "
             f"| {fmt_ms(r.get('ack_to_ready_p50'))} | {fmt_ms(r.get('ack_to_ready_p99'))} "
-            f"| {fmt_ms(r.get('shutdown_p50'))} | {fmt_ms(r.get('busy_shutdown_ms'))} "
+            f"| {fmt_ms(r.get('busy_shutdown_ms'))} "
             f"| {r.get('busy_leftovers', '—')} | {fmt_ms(r.get('big_frame_ms'))} "
-            f"| {r.get('processes', '—')} | {fmt_ms(r.get('idle_cpu_sched_ms'))} | {notes} |"
+            f"| {r.get('processes', '—')} | {fmt_ms(r.get('idle_cpu_sched_ms'))} "
+            f"| {fmt_ms(r.get('policy_ready_p50'))} | {fmt_ms(r.get('policy_first_max'))} "
+            f"| {notes} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -746,6 +978,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--keep", action="store_true", help="keep the rendered projects")
     parser.add_argument(
+        "--load",
+        default="0,2",
+        metavar="N[,N...]",
+        help="measure everything once per load: N busy processes beside the benchmark"
+        " (default: 0,2, nothing and then two)",
+    )
+    parser.add_argument(
         "--capabilities",
         metavar="LIST",
         help=f"comma-separated capabilities to render (default: {','.join(CAPABILITIES)};"
@@ -763,6 +1002,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             f"choose from {', '.join(VARIANT_KEYS + REFERENCE_KEYS)}"
         )
     args.only = only or set(VARIANT_KEYS + REFERENCE_KEYS)
+    loads = [n.strip() for n in args.load.split(",") if n.strip()]
+    if not loads or not all(n.isdigit() for n in loads):
+        parser.error(f"--load takes counts of busy processes, such as 0,2 (not {args.load!r})")
+    args.load = [int(n) for n in loads]
     return args
 
 
@@ -806,6 +1049,9 @@ def prepare(args: argparse.Namespace, work: Path) -> list[Subject]:
             subject.argv, subject.cwd = command_line(project), project
             subject.slow = slow_copy(project, language)
             subject.slow_argv = command_line(subject.slow)
+            if "guard" in CAPABILITIES:
+                subject.policy = policy_copy(project)
+                subject.policy_argv = command_line(subject.policy)
             manifest = json.loads((project / "extension.json").read_text())
             subject.note = "exec: " + " ".join([manifest["exec"], *manifest.get("args", [])])
         except Exception as err:  # noqa: BLE001
@@ -823,6 +1069,8 @@ def prepare(args: argparse.Namespace, work: Path) -> list[Subject]:
                     project,
                     subject.slow,
                     [python, "main.py"],
+                    policy=subject.policy,
+                    policy_argv=[python, "main.py"] if subject.policy else [],
                     note=f"{python} main.py, without the python3 shim",
                 )
                 subjects.append(direct)
@@ -877,87 +1125,105 @@ def prepare(args: argparse.Namespace, work: Path) -> list[Subject]:
     return subjects
 
 
+@dataclass
+class Round:
+    """Everything measured under one load."""
+
+    load: int  # busy processes beside the measuring
+    subjects: list[Subject]
+    runtime: list[dict] = field(default_factory=list)
+    pids: list[int] = field(default_factory=list)
+    share: float | None = None  # of a core, each busy process got (mean)
+    load_before: str = ""
+    load_after: str = ""
+
+    @property
+    def title(self) -> str:
+        return "no load" if self.load == 0 else f"--load {self.load}"
+
+
+def measure_round(subjects: list[Subject], plan: Plan, work: Path, log: Path) -> list[Subject]:
+    """Measure every subject once (fresh copies: each round has its own results)."""
+    data_dir = work / "data"
+    measured = []
+    for template in subjects:
+        subject = dataclasses.replace(template, results={})
+        if not subject.error:
+            say(f"measuring {subject.key}")
+            try:
+                measure_startup(subject, plan, data_dir, log)
+                measure_session(subject, plan, data_dir, log)
+                if subject.slow:
+                    measure_intercept(subject, plan, data_dir, log)
+                if subject.kind == "variant" and "guard" in CAPABILITIES:
+                    measure_first_intercept(subject, plan, data_dir, log)
+                    if subject.policy:
+                        measure_policy(subject, plan, data_dir, log)
+            except Exception as err:  # noqa: BLE001
+                subject.error = f"{type(err).__name__}: {err}"
+                traceback.print_exc()
+        if subject.error:
+            say(f"  {subject.key}: ERROR {subject.error.splitlines()[0]}")
+        measured.append(subject)
+    say("measuring the per-call floor (cat)")
+    measured.insert(1, measure_pipe_floor(plan, work, log))
+    return measured
+
+
 def run(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     setup_environment()
+    raise_on_sigterm()  # so that a SIGTERM stops the busy processes too
     plan = QUICK if args.quick else FULL
     work = Path(tempfile.mkdtemp(prefix="zot-bench-"))
-    data_dir = work / "data"
-    data_dir.mkdir()
+    (work / "data").mkdir()
     log = work / "extensions-stderr.log"
     say(f"work folder: {work}")
     load_before = load_average()
     busy = float(load_before.split()[0]) if load_before != "unknown" else 0.0
     if busy > 0.5 * (os.cpu_count() or 1):
         say(f"warning: the machine is busy (load average {load_before}): the figures will be high")
-    failed = False
     try:
         subjects = prepare(args, work)
-        measured = []
-        for subject in subjects:
-            if not subject.error:
-                say(f"measuring {subject.key}")
-                try:
-                    measure_startup(subject, plan, data_dir, log)
-                    measure_session(subject, plan, data_dir, log)
-                    if subject.slow:
-                        measure_intercept(subject, plan, data_dir, log)
-                except Exception as err:  # noqa: BLE001
-                    subject.error = f"{type(err).__name__}: {err}"
-                    traceback.print_exc()
-            if subject.error:
-                say(f"  {subject.key}: ERROR {subject.error.splitlines()[0]}")
-                failed = failed or subject.kind != "reference"
-            measured.append(subject)
-        say("measuring the per-call floor (cat)")
-        pipe = measure_pipe_floor(plan, work, log)
-        measured.insert(1, pipe)
-        say("measuring the runtime floors")
-        python = real_python() if {"python"} & args.only else None
-        runtime = measure_runtime_floors(plan, python)
+        rounds = []
+        for n in args.load:
+            this = Round(n, [], load_before=load_average())
+            with Load(n) as load:
+                if n:
+                    say(f"load: {busy_processes(n)} beside the benchmark (pids {load.pids})")
+                    this.pids = load.pids
+                this.subjects = measure_round(subjects, plan, work, log)
+                if not rounds:
+                    say("measuring the runtime floors")
+                    python = real_python() if {"python"} & args.only else None
+                    this.runtime = measure_runtime_floors(plan, python)
+                this.load_after = load_average()
+            this.share = load.share()
+            if n:
+                say(f"load: stopped; each busy process got {this.share:.0%} of a core")
+            rounds.append(this)
+        failed = any(s.error and s.kind != "reference" for r in rounds for s in r.subjects)
         info = machine()
-        info.update(load_before=load_before, load_after=load_average())
-
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "results.md").write_text(markdown(measured, runtime, info, plan, args.quick))
-        chart(measured, args.out / "startup.png")
-        (args.out / "results.json").write_text(
-            json.dumps(
-                {
-                    "machine": info,
-                    "quick": args.quick,
-                    "plan": plan.__dict__,
-                    "subjects": [
-                        {
-                            "key": s.key,
-                            "label": s.label,
-                            "kind": s.kind,
-                            "argv": s.argv,
-                            "results": s.results,
-                            "error": s.error,
-                            "note": s.note,
-                        }
-                        for s in measured
-                    ],
-                    "runtime_floors": runtime,
-                },
-                indent=2,
-                default=str,
-            )
-            + "\n"
-        )
+        write_results(args, rounds, info, plan)
+        for this in rounds:
+            say(f"\n{this.title}:")
+            for s in this.subjects:
+                r = s.results
+                if s.error:
+                    continue
+                figures = ", ".join(
+                    f"{title} {fmt_value(key, r[key])}"
+                    for key, title, _ in COLUMNS + NEW_COLUMNS
+                    if key in r
+                )
+                say(f"{s.label}: {figures}")
         say("")
-        for s in measured:
-            r = s.results
-            if s.error:
-                continue
-            figures = ", ".join(
-                f"{title} {fmt_value(key, r[key])}" for key, title, _ in COLUMNS if key in r
-            )
-            say(f"{s.label}: {figures}")
-        say("")
-        for row in target_rows(measured):
-            say(f"{row['status']:>8}  {row['subject']}: {row['target']}: measured {row['shown']}")
+        for row in target_rows(rounds):
+            for this, status, shown in zip(rounds, row["status"], row["shown"], strict=True):
+                if status == "n/a":
+                    continue
+                where = f" ({this.title})" if this.load else ""
+                say(f"{status:>8}  {row['subject']}: {row['target']}: measured {shown}{where}")
         say(
             f"\nwrote {args.out / 'results.md'}, {args.out / 'startup.png'}, "
             f"{args.out / 'results.json'}"
@@ -970,5 +1236,59 @@ def run(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
+def write_results(args: argparse.Namespace, rounds: list[Round], info: dict, plan: Plan) -> None:
+    data, probes = big_policy.policy()
+    size = len(big_policy.text(data).encode())
+    policy = {"bytes": size, "rules": len(data["rules"]), "probes": probes}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.md").write_text(markdown(rounds, info, plan, args.quick, policy))
+    chart(rounds[0].subjects, args.out / "startup.png")
+    report = {
+        "machine": info,
+        "quick": args.quick,
+        "plan": plan.__dict__,
+        "policy": policy,
+        "rounds": [
+            {
+                "load": r.load,
+                "pids": r.pids,
+                "share": r.share,
+                "load_before": r.load_before,
+                "load_after": r.load_after,
+                "subjects": [
+                    {
+                        "key": s.key,
+                        "label": s.label,
+                        "kind": s.kind,
+                        "argv": s.argv,
+                        "results": s.results,
+                        "error": s.error,
+                        "note": s.note,
+                    }
+                    for s in r.subjects
+                ],
+                "runtime_floors": r.runtime,
+            }
+            for r in rounds
+        ],
+    }
+    (args.out / "results.json").write_text(json.dumps(finite(report), indent=2) + "\n")
+
+
+def finite(value):
+    """JSON has no infinity: a figure that timed out is written "timeout"."""
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    if isinstance(value, float) and math.isinf(value):
+        return "timeout"
+    return value if isinstance(value, str | int | float | bool | None) else str(value)
+
+
 if __name__ == "__main__":
-    sys.exit(run())
+    try:
+        sys.exit(run())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

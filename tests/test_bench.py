@@ -1,16 +1,31 @@
 """The benchmark (bench/run.py) runs and writes a well-formed report.
 
 Performance is measured, not asserted: this only keeps the benchmark from
-rotting. A quick run of the Python variant, with the floors it compares with.
+rotting. A quick run of the Python variant, with the floors it compares with,
+once with nothing beside it and once with a busy process (--load); and the
+busy processes stopped by the benchmark whatever ends it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
 import sys
+import time
 
+import pytest
 from conftest import ROOT, run
+
+# with pytest made unimportable: the benchmark needs none of the suite's tools
+NO_PYTEST = (
+    "import runpy, sys; sys.modules['pytest'] = None; sys.argv = sys.argv[1:];"
+    " runpy.run_path(sys.argv[0], run_name='__main__')"
+)
+BENCH = [sys.executable, "-c", NO_PYTEST, str(ROOT / "bench" / "run.py")]
+TIME = r"([\d.]+ ms|timeout)"
 
 
 def table(markdown: str, header_start: str) -> list[list[str]]:
@@ -25,22 +40,32 @@ def table(markdown: str, header_start: str) -> list[list[str]]:
     return rows
 
 
+def spinning(pid: int) -> bool:
+    """Whether `pid` is one of bench/load.py's busy processes, still running."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z" and any(b"getppid" in arg for arg in argv)
+
+
 def test_quick_bench_of_python_writes_a_well_formed_report(tmp_path):
     out = tmp_path / "out"
-    # with pytest made unimportable: the benchmark needs none of the suite's tools
-    no_pytest = (
-        "import runpy, sys; sys.modules['pytest'] = None; sys.argv = sys.argv[1:];"
-        " runpy.run_path(sys.argv[0], run_name='__main__')"
-    )
-    bench = [sys.executable, "-c", no_pytest, str(ROOT / "bench" / "run.py"), "--quick"]
-    bench += ["--only", "python"]
-    result = run([*bench, "--out", str(out)], ROOT, timeout=180)
+    bench = [*BENCH, "--quick", "--only", "python", "--load", "0,1", "--out", str(out)]
+    result = run(bench, ROOT, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
 
     markdown = (out / "results.md").read_text()
     assert re.match(r"Measured \d{4}-\d\d-\d\d on .+, \d+ cores", markdown)
     for version in ("Python 3.", "Node.js", "go", "jq-", "bash"):
         assert version in markdown.split("\n", 1)[0]
+    assert "nothing started beside it" in markdown
+    assert re.search(
+        r"1 busy process beside it \(`--load 1`, each given \d+% of a core\)", markdown
+    )
 
     rows = table(markdown, "| | spawn→hello")
     header, separator, body = rows[0], rows[1], rows[2:]
@@ -59,14 +84,104 @@ def test_quick_bench_of_python_writes_a_well_formed_report(tmp_path):
     assert re.fullmatch(r"[\d.]+ ms", python["intercept during 2 s tool (worst)"])
     assert re.fullmatch(r"[\d.]+ MiB \([\d.]+×\)", python["peak RSS"])
 
-    targets = table(markdown, "| variant | target")[2:]
-    assert targets and all(row[3] in ("✅ met", "❌ missed") for row in targets), targets
+    # every load: the figures side by side, the guard's new ones for the variant
+    rows = table(markdown, "| | load |")
+    header, body = rows[0], rows[2:]
+    assert all(len(row) == len(header) for row in body), body
+    loads = {(row[0], row[1]): dict(zip(header, row, strict=True)) for row in body}
+    for load in ("no load", "--load 1"):
+        python = loads["Python (./main.py)", load]
+        assert re.fullmatch(r"[\d.]+ ms", python["spawn→ready p50"])
+        assert re.fullmatch(r"[\d,]+/s", python["pipelined tool calls"])
+        for title in (
+            "first intercept after ready: p50 / worst",
+            "stop after ready: p50 / worst",
+            "1 MiB policy, decision: p50 / worst",
+        ):
+            assert re.fullmatch(rf"{TIME} / {TIME}( \(\d+ past 2 s\))?", python[title]), title
+        floor = loads["floor: minimal Go", load]
+        assert floor["first intercept after ready: p50 / worst"] == "— / —"  # no guard
+
+    rows = table(markdown, "| variant | target")
+    assert rows[0] == ["variant", "target", "no load", "--load 1"]
+    targets = rows[2:]
+    assert {row[1] for row in targets} >= {
+        "first intercept after ready (worst) ≤ 50 ms",
+        "stop after ready (worst) < 200 ms",
+        "decision with a 1 MiB policy (worst) < 500 ms",
+    }
     for row in targets:  # the console shows the same verdicts
-        verdict = "met" if row[3] == "✅ met" else "MISSED"
-        assert f"{verdict}  {row[0]}: {row[1]}: measured {row[2]}" in result.stdout
+        for cell, where in zip(row[2:], ["", " (--load 1)"], strict=True):
+            shown, mark = cell.rsplit(" ", 1)
+            assert mark in ("✅", "❌"), row
+            verdict = "met" if mark == "✅" else "MISSED"
+            assert f"{verdict}  {row[0]}: {row[1]}: measured {shown}{where}\n" in result.stdout
 
     assert (out / "startup.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     report = json.loads((out / "results.json").read_text())
     assert report["quick"] is True
-    assert {s["key"] for s in report["subjects"]} >= {"floor", "pipe", "python"}
-    assert not any(s["error"] for s in report["subjects"])
+    assert 1024 * 1024 - 4096 < report["policy"]["bytes"] <= 1024 * 1024
+    idle, loaded = report["rounds"]
+    assert (idle["load"], idle["pids"], loaded["load"]) == (0, [], 1)
+    for r in report["rounds"]:
+        assert {s["key"] for s in r["subjects"]} >= {"floor", "pipe", "python"}
+        assert not any(s["error"] for s in r["subjects"])
+        python = next(s["results"] for s in r["subjects"] if s["key"] == "python")
+        assert python["policy_decisions"] >= 7  # every probe command, verdicts checked
+    # the busy process ran beside the second round, and is gone
+    assert len(loaded["pids"]) == 1 and loaded["share"] > 0.05, loaded
+    assert not any(spinning(pid) for pid in loaded["pids"])
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_bench_stops_its_busy_processes(tmp_path, signum):
+    bench = [*BENCH, "--quick", "--only", "python", "--load", "2", "--out", str(tmp_path)]
+    proc = subprocess.Popen(
+        bench, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        work, pids = None, []
+        for line in proc.stdout:
+            if line.startswith("work folder: "):
+                work = line.split(": ", 1)[1].strip()
+            if match := re.match(
+                r"load: 2 busy processes beside the benchmark \(pids (.+)\)", line
+            ):
+                pids = json.loads(match[1])
+                break
+        assert len(pids) == 2 and all(spinning(pid) for pid in pids), pids
+        proc.send_signal(signum)
+        assert proc.wait(30) == (130 if signum == signal.SIGINT else 128 + signum)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    time.sleep(0.1)
+    assert not any(spinning(pid) for pid in pids)
+    assert work and not os.path.exists(work)
+
+
+def test_load_runs_a_command_beside_busy_processes_and_stops_them():
+    """bench/load.py N -- COMMAND: the command sees N busy siblings; none is left."""
+    siblings = (
+        "import os\n"
+        "parent = os.getppid()\n"
+        "for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+        "    try:\n"
+        "        stat = open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()\n"
+        "        argv = open(f'/proc/{pid}/cmdline', 'rb').read()\n"
+        "    except OSError:\n"
+        "        continue\n"
+        "    if int(stat[1]) == parent and b'getppid' in argv and int(pid) != os.getpid():\n"
+        "        print(pid)\n"
+    )
+    load = [sys.executable, str(ROOT / "bench" / "load.py")]
+    result = run([*load, "2", "--", sys.executable, "-c", siblings], ROOT, timeout=60)
+    assert result.returncode == 0, result.stderr
+    pids = [int(pid) for pid in result.stdout.split()]
+    assert len(pids) == 2, result.stdout
+    assert not any(spinning(pid) for pid in pids)
+    assert re.search(r"each busy process got \d+% of a core", result.stderr)
+
+    failing = run([*load, "1", "--", sys.executable, "-c", "raise SystemExit(3)"], ROOT)
+    assert failing.returncode == 3  # the command's status
