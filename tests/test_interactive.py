@@ -50,6 +50,8 @@ def test_keystrokes_give_the_same_project_as_data_answers(tmp_path):
         child.send(ENTER)
         child.expect("Add a GitHub Actions workflow")
         child.send(ENTER)  # default: yes
+        child.expect("Open a pull request each week")
+        child.send(ENTER)  # default: no
         child.expect("Next steps:")
         child.expect(pexpect.EOF)
     finally:

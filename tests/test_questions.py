@@ -272,3 +272,15 @@ def test_a_tool_of_ones_own_is_described_as_such(tmp_path):
     readme = (project / "README.md").read_text()
     assert f'"{description}"' in readme
     assert "echo" not in (project / "main.py").read_text().lower()
+
+
+def test_the_update_workflow_is_asked_for_only_with_ci_and_off_by_default(tmp_path):
+    default = render(tmp_path / "default")
+    answers = yaml.safe_load((default / ".copier-answers.yml").read_text())
+    assert answers["ci"] is True and answers["update_pr"] is False
+    workflows = default / ".github" / "workflows"
+    assert sorted(p.name for p in workflows.iterdir()) == ["ci.yml"]
+    chosen = render(tmp_path / "chosen", update_pr=True)
+    assert (chosen / ".github" / "workflows" / "template-update.yml").is_file()
+    without_ci = render(tmp_path / "no-ci", ci=False)
+    assert "update_pr" not in yaml.safe_load((without_ci / ".copier-answers.yml").read_text())

@@ -14,7 +14,7 @@ PYTHON = ["tests", "scripts/screenshots", "bench"]
 # The build hooks of the generated projects are plain shell files too (a
 # hook with Jinja in it, *.jinja, is checked once rendered: test_matrix).
 HOOKS = sorted(f"hooks/{p.name}" for p in (ROOT / "hooks").iterdir() if p.suffix != ".jinja")
-SHELL = ["scripts/test", "scripts/release", ".ci/run", *HOOKS]
+SHELL = ["scripts/test", "scripts/release", "scripts/check-projects", ".ci/run", *HOOKS]
 
 
 def tool(name: str) -> str:
