@@ -349,8 +349,13 @@ func (e *Extension) ClosePanel(panelID string) {
 }
 
 // Run says hello, registers the handlers once zot answers, then answers zot
-// until shutdown or the end of stdin.
-func (e *Extension) Run() error { return e.serve(os.Stdin) }
+// until shutdown or the end of stdin. Then it stops the processes the
+// handlers started (processes.go).
+func (e *Extension) Run() error {
+	err := e.serve(os.Stdin)
+	stopProcesses()
+	return err
+}
 
 func (e *Extension) serve(stdin io.Reader) error {
 	// Capabilities are information for zot (tool_cancel asks it to send

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -227,6 +228,36 @@ func TestACancelledToolCallSendsNoResult(t *testing.T) {
 	zot.expect(`{"type": "tool_result", "id": "2", "content": [{"type": "text", "text": "[1]"}], "is_error": false}`)
 	zot.send(`{"type": "tool_cancel", "id": "2"}`)
 	zot.quiet()
+}
+
+func TestACallsCommandsStopWithItsContextEvenWhatTheyLeftRunning(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("finding what a command left running needs /proc")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	t.Cleanup(func() { stopMarked(runMark) })
+	// A background process, whose parent exits at once, and a child.
+	if err := callCommand(ctx, "sh", "-c", "sleep 30 &").Run(); err != nil {
+		t.Fatal(err)
+	}
+	child := callCommand(ctx, "sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if running := marked(runMark); len(running) != 2 {
+		t.Fatalf("processes of this run: %v, want the two sleeps", running)
+	}
+	cancel()
+	if err := child.Wait(); err == nil {
+		t.Error("the child ran to its end")
+	}
+	for deadline := time.Now().Add(2 * time.Second); len(marked(runMark)) > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("still running 2 s after the call ended: %v", marked(runMark))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func TestACallWhoseIDComesAgainWhileItRunsIsStillAnswered(t *testing.T) {

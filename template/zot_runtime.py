@@ -14,6 +14,13 @@ template's newest version. Write your handlers in main.py instead.
 Requests (commands, tools, intercepts) run on worker threads, so a slow tool
 never delays a guard decision; events and panel keys run on the read loop, in
 order.
+
+Nothing a handler starts outlives the extension: every process started from
+here carries ZOT_EXT_RUN in its environment (its children and the ones it
+leaves running in the background inherit it), and on shutdown or the end of
+stdin each process that carries this run's value is stopped. A program meant
+to outlive the extension is started without it: env -u ZOT_EXT_RUN setsid
+PROGRAM. run() starts a program for a tool call that tool_cancel stops.
 """
 
 from __future__ import annotations
@@ -24,7 +31,10 @@ import queue
 import sys
 import threading
 from threading import Event
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 class InvalidArguments(ValueError):
@@ -115,6 +125,72 @@ class Answer:
         return self.value
 
 
+# --- Processes ---------------------------------------------------------------
+
+# This run's mark: the extension's pid and a random number. Extension.run
+# puts it in the environment before hello: every process started from here
+# carries it.
+RUN_VARIABLE = "ZOT_EXT_RUN"
+RUN = f"{os.getpid()}.{os.urandom(8).hex()}"
+
+
+class _Call(Event):
+    """A tool call's `cancelled`: the processes run() starts for the call
+    carry ZOT_EXT_RUN=<RUN>/<number>, so tool_cancel finds them all."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__()
+        self.mark = f"{RUN}/{number}"
+        self.ran = False  # whether run() started a process for the call
+
+
+def run(
+    argv: list[str],
+    cancelled: Event,
+    *,
+    input: str | bytes | None = None,
+    **options: Any,
+) -> subprocess.CompletedProcess:
+    """Run ARGV for a tool call and wait for it, like subprocess.run with its
+    output captured as text; OPTIONS go to subprocess.Popen (cwd, env,
+    stdout=subprocess.DEVNULL, ...). stdin is INPUT, or empty.
+
+    ARGV runs in a process group of its own. When CANCELLED (the tool
+    handler's) is set, zot has given up on the call: ARGV is stopped, with
+    every process it started, even one still running after run returned;
+    returncode is then negative.
+    """
+    import signal  # here, not at the top: start-up counts
+    import subprocess
+
+    env = dict(options.pop("env", None) or os.environ)
+    if isinstance(cancelled, _Call):
+        env[RUN_VARIABLE] = cancelled.mark
+        cancelled.ran = True
+    options = {
+        "stdin": subprocess.DEVNULL if input is None else subprocess.PIPE,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.PIPE,
+        "text": True,
+        **options,
+    }
+    killed = False
+    with subprocess.Popen(argv, env=env, start_new_session=True, **options) as proc:
+        while True:
+            if cancelled.is_set() and not killed:
+                killed = True
+                try:  # not reaped yet: the group this call made is still its own
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass  # it left its group, which is empty
+            try:
+                stdout, stderr = proc.communicate(input, timeout=0.05)
+                break
+            except subprocess.TimeoutExpired:
+                input = None  # handed over already
+    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+
+
 class Extension:
     """One zot extension: register handlers, then call run()."""
 
@@ -130,7 +206,8 @@ class Extension:
         self._on_hello: Callable[[dict], None] | None = None
         self._opens_panels = False
         self._panels: dict = {}  # open panel id -> (on_key, on_close)
-        self._calls: dict = {}  # running tool call id -> its cancellation Event
+        self._calls: dict = {}  # running tool call id -> its cancellation (_Call)
+        self._calls_made = 0
         self._calls_lock = threading.Lock()
         self._local = threading.local()  # a worker's after_reply callbacks
         self._write_lock = threading.Lock()
@@ -459,6 +536,10 @@ class Extension:
                 cancelled.set()
         if cancelled is None:
             self.log(f"ignored tool_cancel for a call that is not running: {call_id!r}")
+        elif cancelled.ran:  # stop what run() started for it, off the read loop
+            threading.Thread(
+                target=_stop_processes, args=(cancelled.mark,), daemon=True
+            ).start()
 
     # --- Workers ---------------------------------------------------------
     # A worker that is done waits for the next request; a new one starts only
@@ -507,6 +588,7 @@ class Extension:
             "tool_call": self._on_tool_call,
             "event_intercept": self._on_intercept,
         }
+        os.environ[RUN_VARIABLE] = RUN  # what handlers start carries it
         # The first line on stdout must be hello.
         hello = {"type": "hello", "name": self.name, "version": self.version}
         self.send({**hello, "capabilities": self._capabilities()})
@@ -546,8 +628,9 @@ class Extension:
                     self.log(f"skipped a {kind} frame without an id")
                     continue
                 if kind == "tool_call":
+                    self._calls_made += 1
                     with self._calls_lock:
-                        self._calls[frame["id"]] = Event()
+                        self._calls[frame["id"]] = _Call(self._calls_made)
                 self._start(requests[kind], frame)
             elif kind == "event" and _string(frame.get("event")) in self._events:
                 try:
@@ -563,7 +646,11 @@ class Extension:
                 break
             elif kind != "panel_resize":  # panels here do not depend on the size
                 self.log(f"ignored a frame of type {kind!r}")
-        # Exit at once, even with handlers still running: zot has stopped listening.
+        # Exit at once, even with handlers still running: zot has stopped
+        # listening. What they started goes too.
+        left = _stop_processes(RUN)
+        if left:
+            self.log(f"killed the processes still running after 0.5 s: {left}")
         os._exit(0)
 
     def _hello(self) -> None:
@@ -641,3 +728,80 @@ def _top_level_fields(line: str) -> dict:
         elif depth == 1:
             key = json.loads(token)
     return fields
+
+
+# --- Stopping processes -------------------------------------------------------
+
+
+def _stop_processes(mark: str) -> list[int]:
+    """Stop the processes that carry MARK (see _marked): SIGTERM, then
+    SIGKILL to those still there after 0.5 s. Returns those killed."""
+    import signal  # here, not at the top: start-up counts
+    import time
+
+    signalled: set = set()
+    deadline = time.monotonic() + 0.5
+    while pids := _marked(mark):
+        if time.monotonic() > deadline:
+            _signal(pids, signal.SIGKILL)
+            return pids
+        _signal([pid for pid in pids if pid not in signalled], signal.SIGTERM)
+        signalled.update(pids)
+        time.sleep(0.02)
+    return []
+
+
+def _signal(pids: list[int], number: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, number)
+        except OSError:
+            pass  # gone already
+
+
+def _marked(mark: str) -> list[int]:
+    """The processes whose environment holds ZOT_EXT_RUN=MARK or MARK/...,
+    this one aside. A process that has exited reads as empty."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # no /proc (macOS): the processes below this one
+        return _below(os.getpid()) if mark == RUN else []
+    entry = f"{RUN_VARIABLE}={mark}".encode()
+    found = []
+    for name in names:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                environ = fh.read()
+        except OSError:  # gone, or another user's
+            continue
+        if entry in environ and any(
+            value == entry or value.startswith(entry + b"/")
+            for value in environ.split(b"\0")
+        ):
+            found.append(int(name))
+    return found
+
+
+def _below(root: int) -> list[int]:
+    """The live processes under ROOT, from ps."""
+    import subprocess  # here, not at the top: start-up counts
+
+    command = ["ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "stat="]
+    try:
+        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as ps:
+            lines = ps.communicate()[0].splitlines()
+    except OSError:
+        return []
+    children: dict = {}
+    for line in lines:
+        pid, ppid, stat = [*line.split(), "", "", ""][:3]
+        if pid.isdigit() and ppid.isdigit() and int(pid) != ps.pid and stat[:1] != "Z":
+            children.setdefault(int(ppid), []).append(int(pid))
+    found, todo = [], [root]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found += below
+        todo += below
+    return found

@@ -45,7 +45,8 @@ def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabiliti
         assert not [*project.glob("*.go"), *project.glob("go.*"), *project.glob("build")]
         return
     guard = ["guard.go"] if "guard" in capabilities else []
-    assert sorted(p.name for p in project.glob("*.go")) == [*guard, "main.go", "main_test.go"]
+    go_files = [*guard, "main.go", "main_test.go", "processes.go"]
+    assert sorted(p.name for p in project.glob("*.go")) == go_files
     go_mod = (project / "go.mod").read_text()
     assert go_mod == "module example.com/demo-ext\n\ngo 1.25.0\n"  # no pinned zot version
     main = (project / "main.go").read_text()

@@ -8,12 +8,16 @@ older host gets the fallbacks, and start-up imports nothing new.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
-from conftest import CAPABILITIES, slow_tool
+from conftest import CAPABILITIES, ROOT, slow_tool
 from host import ExtensionProcess
 
 NEWER = {"capabilities": ["call_tool"]}
@@ -113,4 +117,40 @@ def test_start_up_imports_nothing_for_the_new_features(projects):
         [sys.executable, "-c", script], cwd=project, capture_output=True, text=True, check=True
     )
     loaded = set(result.stdout.split())
-    assert "zot_runtime" in loaded and not loaded & {"base64", "inspect"}, loaded
+    late = {"base64", "inspect", "subprocess", "signal"}  # run() and the stop import these
+    assert "zot_runtime" in loaded and not loaded & late, loaded
+
+
+def load_runtime():
+    """zot_runtime.py as the template has it, imported here."""
+    spec = importlib.util.spec_from_file_location(
+        "zot_runtime_under_test", ROOT / "template" / "zot_runtime.py"
+    )
+    runtime = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runtime)
+    return runtime
+
+
+def test_run_answers_like_subprocess_run_with_the_output_captured():
+    run = load_runtime().run
+    done = run(["sh", "-c", "cat; echo err >&2; exit 3"], threading.Event(), input="in")
+    assert (done.returncode, done.stdout, done.stderr) == (3, "in", "err\n")
+    assert run(["cat"], threading.Event()).stdout == ""  # stdin is empty, not zot's
+    assert run(["pwd"], threading.Event(), cwd="/").stdout == "/\n"
+
+
+def test_run_stops_the_whole_group_once_cancelled():
+    """The background sleep holds the output open: run waits for it, until
+    the call is cancelled."""
+    run = load_runtime().run
+    cancelled = threading.Event()
+    threading.Timer(0.3, cancelled.set).start()
+    started = time.monotonic()
+    done = run(["sh", "-c", "sleep 30 & echo $!; wait"], cancelled)
+    assert done.returncode == -signal.SIGKILL
+    assert time.monotonic() - started < 2
+    try:  # gone, or a zombie where nothing reaps orphans
+        with open(f"/proc/{int(done.stdout)}/stat") as stat:
+            assert stat.read().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        pass

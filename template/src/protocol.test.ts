@@ -2,6 +2,8 @@
 // through handle() as run() would pass it, and what the extension would
 // write is collected instead of written.
 import assert from "node:assert/strict";
+import { once } from "node:events";
+import { existsSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 import {
   errorResult,
@@ -10,6 +12,7 @@ import {
   imageBlock,
   InvalidArguments,
   markdownBlock,
+  spawnForCall,
   structuredResult,
   textBlock,
 } from "./protocol.js";
@@ -315,6 +318,45 @@ test("a cancelled tool call gets its signal and never a result", async () => {
   assert.equal(sent.length, 1);
   assert.equal(logged.filter((line) => line.includes("tool_cancel")).length, 4);
 });
+
+/** Whether process `pid` runs (is there and not a zombie), from /proc. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat[stat.lastIndexOf(")") + 2] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+test(
+  "what spawnForCall started stops when the call's signal aborts",
+  { skip: !existsSync("/proc/self/stat") && "it reads /proc" },
+  async () => {
+    const controller = new AbortController();
+    const { signal } = controller;
+    // sh leaves a sleep running in the background, says its pid and exits.
+    const background = "sleep 30 >/dev/null 2>&1 & echo $!";
+    const sh = spawnForCall("sh", ["-c", background], signal);
+    let output = "";
+    sh.stdout?.on("data", (chunk) => (output += chunk));
+    await once(sh, "close");
+    const child = spawnForCall("sleep", ["30"], signal, { stdio: "ignore" });
+    const pids = [Number(output), child.pid ?? 0];
+    try {
+      assert.ok(pids.every(running), `not running: ${pids}`);
+      controller.abort();
+      await once(child, "close");
+      const deadline = Date.now() + 2000;
+      while (pids.some(running)) {
+        assert.ok(Date.now() < deadline, `running 2 s later: ${pids}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      for (const pid of pids.filter(running)) process.kill(pid, "SIGKILL");
+    }
+  },
+);
 
 test("before_agent_start replaces the prompt, or keeps it", async () => {
   const { ext, sent, logged, receive } = fresh();

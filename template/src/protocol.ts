@@ -9,6 +9,19 @@
 // Wire format: one JSON object per line. zot writes to stdin, we answer on
 // stdout (nothing else may go there) and log to stderr (zot keeps it in
 // ext-NAME.log).
+//
+// Nothing a handler starts outlives the extension: every process started from
+// here carries ZOT_EXT_RUN in its environment (its children and the ones it
+// leaves running in the background inherit it), and on shutdown or the end
+// of input each process that carries this run's value is stopped. A program
+// meant to outlive the extension is started without it: env -u ZOT_EXT_RUN
+// setsid PROGRAM. spawnForCall starts a program that tool_cancel stops.
+import {
+  type ChildProcess,
+  spawn,
+  type SpawnOptions,
+  spawnSync,
+} from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { stderr, stdin, stdout } from "node:process";
 
@@ -426,6 +439,7 @@ export class Extension {
 
   /** Say hello, then answer zot line by line until shutdown or end of input. */
   run(): void {
+    process.env[RUN_VARIABLE] = RUN; // what handlers start carries it
     // The first line on stdout must be hello.
     const { name, version } = this;
     const capabilities = this.capabilities();
@@ -698,11 +712,13 @@ export class Extension {
   }
 
   /** Exit once every frame is out, even with requests still running: zot
-   * has stopped listening. */
+   * has stopped listening. What they started goes too. */
   private exit(): void {
-    const stopped = Promise.all([this.flushed, stopChildren()]);
+    const stopped = Promise.all([this.flushed, stopProcesses(RUN)]);
     void stopped.then(([, left]) => {
-      if (left.length) this.log(`child processes left behind: ${left}`);
+      if (left.length) {
+        this.log(`killed the processes still running after 0.5 s: ${left}`);
+      }
       process.exit(0);
     });
   }
@@ -730,22 +746,117 @@ function toRequest(frame: Record<string, unknown>): Request | null {
   return { ...frame, type: "event_intercept", id, event: str(event) };
 }
 
-/** The ids of this process's children, from /proc (Linux); none elsewhere. */
+// --- Processes --------------------------------------------------------------
+
+/** This run's mark, the value of ZOT_EXT_RUN: the pid and a random number. */
+const RUN_VARIABLE = "ZOT_EXT_RUN";
+const RUN = `${process.pid}.${Math.floor(Math.random() * 2 ** 48).toString(16)}`;
+let spawned = 0;
+
+/** Start a program for a tool call, as node's spawn does (read its output, or
+ * pass stdio: "ignore"), in a process group of its own: once `signal` aborts
+ * (zot has given up on the call), the program is stopped with every process
+ * it started, even one still running after it exited. */
+export function spawnForCall(
+  command: string,
+  args: readonly string[],
+  signal: AbortSignal,
+  options: SpawnOptions = {},
+): ChildProcess {
+  const mark = `${RUN}/${++spawned}`;
+  const env = { ...(options.env ?? process.env), [RUN_VARIABLE]: mark };
+  const child = spawn(command, args, { ...options, env, detached: true });
+  const stop = () => {
+    // Not reaped yet, the group this call made is still its own.
+    if (child.pid && child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // it left its group, which is empty
+      }
+    }
+    void stopProcesses(mark);
+  };
+  if (signal.aborted) stop();
+  else signal.addEventListener("abort", stop, { once: true });
+  return child;
+}
+
+/** Stop the processes that carry `mark` (see marked), and those of node's
+ * children that share its process group (tsx's esbuild service, started
+ * before the mark was set): SIGTERM, then SIGKILL to those still there after
+ * 0.5 s, which it returns. The children are reaped before it returns: one
+ * left behind would stay a zombie where nothing reaps orphans. */
+async function stopProcesses(mark: string): Promise<number[]> {
+  const signalled = new Set<number>();
+  const deadline = Date.now() + 500;
+  for (;;) {
+    const pids = marked(mark);
+    if (mark === RUN) pids.push(...children().filter((p) => !pids.includes(p)));
+    if (!pids.length) return [];
+    const late = Date.now() > deadline;
+    for (const pid of pids) {
+      if (!late && signalled.has(pid)) continue;
+      signalled.add(pid);
+      try {
+        process.kill(pid, late ? "SIGKILL" : "SIGTERM");
+      } catch {
+        // gone already
+      }
+    }
+    if (late) return pids;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The processes whose environment holds ZOT_EXT_RUN=mark or mark/..., this
+ * one aside. One that has exited reads as empty. */
+function marked(mark: string): number[] {
+  const entry = `${RUN_VARIABLE}=${mark}`;
+  const found: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return mark === RUN ? below(process.pid) : []; // no /proc (macOS)
+  }
+  for (const name of names) {
+    if (!/^[0-9]+$/.test(name) || Number(name) === process.pid) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${name}/environ`, "latin1");
+    } catch {
+      continue; // gone, or another user's
+    }
+    if (!environ.includes(entry)) continue;
+    const values = environ.split("\0");
+    if (values.some((v) => v === entry || v.startsWith(`${entry}/`))) {
+      found.push(Number(name));
+    }
+  }
+  return found;
+}
+
+/** node's children in its own process group, from /proc (Linux); exited
+ * ones too, until node has reaped them. */
 function children(): number[] {
   const found: number[] = [];
-  let entries: string[];
+  let ownGroup: string;
+  let names: string[];
   try {
-    entries = readdirSync("/proc");
+    ownGroup = fields(readFileSync("/proc/self/stat", "utf8"))[2];
+    names = readdirSync("/proc");
   } catch {
     return found;
   }
-  for (const entry of entries) {
-    if (!/^[0-9]+$/.test(entry)) continue;
+  for (const name of names) {
+    if (!/^[0-9]+$/.test(name)) continue;
     try {
-      // pid (command) state ppid ...: the command may hold spaces and ")".
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === process.pid) found.push(Number(entry));
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const [, ppid, group] = fields(stat);
+      if (Number(ppid) === process.pid && group === ownGroup) {
+        found.push(Number(name));
+      }
     } catch {
       // the process is gone already
     }
@@ -753,30 +864,30 @@ function children(): number[] {
   return found;
 }
 
-/** Stop the processes this one started (tsx's esbuild service, a program a
- * tool ran), and wait until node has reaped them: a child left behind would
- * outlive the extension, or stay a zombie where nothing reaps orphans.
- * Returns the ids of those still there after 80 ms. */
-async function stopChildren(): Promise<number[]> {
-  let pids = children();
-  for (const pid of pids) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // it exited by itself
-    }
+/** The fields of /proc/PID/stat after the command: state, ppid, pgrp, ...
+ * (the command may hold spaces and ")"). */
+function fields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+/** The live processes under `root`, from ps (where there is no /proc). */
+function below(root: number): number[] {
+  const columns = ["-A", "-o", "pid=", "-o", "ppid=", "-o", "stat="];
+  const ps = spawnSync("ps", columns, { encoding: "utf8" });
+  const under = new Map<number, number[]>();
+  for (const line of (ps.stdout ?? "").split("\n")) {
+    const [pid, ppid, stat = ""] = line.trim().split(/\s+/);
+    const zombie = stat.startsWith("Z");
+    if (!pid || !ppid || zombie || pid === String(ps.pid)) continue;
+    const siblings = under.get(Number(ppid)) ?? [];
+    under.set(Number(ppid), [...siblings, Number(pid)]);
   }
-  const deadline = Date.now() + 80;
-  while (pids.length && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 1));
-    pids = pids.filter((pid) => {
-      try {
-        readFileSync(`/proc/${pid}/stat`);
-        return true;
-      } catch {
-        return false;
-      }
-    });
+  const found: number[] = [];
+  const todo = [root];
+  while (todo.length) {
+    const next = under.get(todo.pop()!) ?? [];
+    todo.push(...next);
+    found.push(...next);
   }
-  return pids;
+  return found;
 }
