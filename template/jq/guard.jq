@@ -510,7 +510,7 @@ def guard_policy($rules; $policy):
 		if $rule.fits["piped to"] then $rule + {"piped list": .} else $rule end)])
 	# (grouped, not added one by one: jq 1.6 would copy the object each time)
 	| setpath(["named"]; [.rules[] | .at as $at | .["command patterns"].exact // {} | keys[] | [., $at]]
-		| group_by(.[0]) | map({key: .[0][0], value: map(.[1])}) | from_entries)
+		| reduce group_by(.[0])[] as $group ({}; setpath([$group[0][0]]; $group | map(.[1]))))
 	| setpath(["unnamed"]; [.rules[] | select(.command == null or (.["command patterns"].globs != []))]);
 
 # The rules for the command name ., in order: those that name it, and those
