@@ -10,7 +10,8 @@
 # in a background subshell, so a slow tool holds up nothing; it prints into a
 # file of its own and passes the file's name on. An awk and a second jq
 # (jq/writer.jq) turn those into frames: the only writer of stdout. A handler
-# that opens a panel gets its keys through a FIFO of its own.
+# that opens a panel gets its keys through a FIFO of its own. Every process
+# started carries ZOT_EXT_RUN, by which the end finds what is left.
 
 EXT_NAME=extension
 EXT_VERSION=0.0.0
@@ -866,8 +867,9 @@ _ext_check() {
 	_ext_reader --seq </dev/null >/dev/null && _ext_writer </dev/null >/dev/null
 }
 
-# Runs the extension: hello, the registrations and ready as soon as zot
-# answers, then one record after another.
+# Runs the extension: the reader and the writer, hello once the reader is
+# ready, the registrations and ready as soon as zot answers, then one record
+# after another; at the end, whatever it started is stopped.
 ext_run() {
 	if [[ -n ${ZOT_EXT_CHECK-} ]]; then
 		_ext_check
