@@ -10,7 +10,8 @@
 # in a background subshell, so a slow tool holds up nothing; it prints into a
 # file of its own and passes the file's name on. An awk and a second jq
 # (jq/writer.jq) turn those into frames: the only writer of stdout. A handler
-# that opens a panel gets its keys through a FIFO of its own.
+# that opens a panel gets its keys through a FIFO of its own. Every process
+# started carries ZOT_EXT_RUN, by which the end finds what is left.
 
 EXT_NAME=extension
 EXT_VERSION=0.0.0
@@ -19,7 +20,8 @@ HOST_CWD=$PWD # the user's project folder (hello_ack.cwd)
 NEWER_HOST='' # 1 when hello_ack lists capabilities (zot newer than 0.1.62)
 
 _ext_lib=${BASH_SOURCE[0]%zot_runtime.sh}jq
-_ext_frames=''   # registrations, one JSON frame per line
+_ext_frames=''   # what follows hello_ack: registrations, subscribe, ready
+_ext_hello=''    # the hello frame
 _ext_commands=() # names, then their handlers in _ext_command_fns
 _ext_command_fns=()
 _ext_tools=()
@@ -31,10 +33,11 @@ declare -A _ext_event_fns=()
 _ext_intercept=''
 _ext_prompt='' # the before_agent_start function
 _ext_uses_panels=''
-declare -A _ext_calls=()  # running tool calls: id (JSON) -> their subshell
+declare -A _ext_calls=()  # running tool calls: id (JSON) -> "SUBSHELL N"
 declare -A _ext_panels=() # in a handler: the panels it has open
 _ext_guard=()             # jq's options for the guard's rules
-_ext_spawned=0
+_ext_spawned=0            # requests so far: the N of ZOT_EXT_RUN=RUN/N
+_ext_run=''               # ZOT_EXT_RUN's value: this process's id and a random one
 
 # Logs to stderr, which zot writes to its ext-NAME.log.
 log() {
@@ -141,6 +144,19 @@ ext_notify() {
 	level=$REPLY
 	_ext_json "$2"
 	_ext_send "{\"type\":\"notify\",\"level\":$level,\"message\":$REPLY}"
+}
+
+# ext_append FILE TEXT: appends TEXT and a line break to FILE in one
+# write(2), so that lines other processes append to FILE (another zot
+# session's extension) never land inside it; bash's printf writes a long
+# line in 4 KiB pieces.
+ext_append() {
+	local LC_ALL=C file=${_ext_dir:-${TMPDIR:-/tmp}}/zot-ext-append.$BASHPID status=0
+	printf '%s\n' "$2" >"$file" || return
+	# dd writes what one read of a regular file gives in one write.
+	dd if="$file" bs=$((${#2} + 1)) count=1 2>/dev/null >>"$1" || status=$?
+	rm -f "$file"
+	return "$status"
 }
 
 # Removes this extension's notes.
@@ -431,16 +447,19 @@ ext_test_guard_cases() {
 
 # Sets _ext_guard to jq's options for the guard's rules: guard-rules.json and
 # guard-policy.json as text ($guard_rules, $guard_policy), null when missing or
-# unreadable (then the guard refuses every bash command, naming the file).
+# unreadable, their size when over 1 MiB, not read (in each case the guard
+# refuses every bash command, naming the file).
 _ext_guard_rules() {
-	local name file
+	local name file size
 	_ext_guard=()
 	for name in rules policy; do
 		file=${_ext_lib%jq}guard-$name.json
-		if [[ -f $file && -r $file ]]; then
-			_ext_guard+=(--rawfile "guard_$name" "$file")
-		else
+		if [[ ! -f $file || ! -r $file ]]; then
 			_ext_guard+=(--argjson "guard_$name" null)
+		elif size=$(wc -c <"$file") && ((size > 1048576)); then
+			_ext_guard+=(--argjson "guard_$name" "$((size))")
+		else
+			_ext_guard+=(--rawfile "guard_$name" "$file")
 		fi
 	done
 }
@@ -453,23 +472,25 @@ _ext_reader_program() {
 	else # no guard: nothing of it to compile
 		printf 'include "zot"; include "reader";\n'
 		printf 'def guard_setup: {}; def guard_verdict($name; $guard): "";\n'
+		printf 'def guard_warning($name; $guard): "";\n'
 	fi
 	_ext_tool_args_jq
 	printf '($ARGS.named | guard_setup) as $guard\n'
-	printf '| main(tool_args; guard_verdict($ARGS.named.name; $guard); $ARGS.named)\n'
+	printf '| main(tool_args; guard_verdict($ARGS.named.name; $guard);\n'
+	printf '\t$ARGS.named + {warning: guard_warning($ARGS.named.name; $guard)})\n'
 }
 
-# The reader on zot's stdin; $1 is the line this shell read already. jq 1.6
-# reads a long raw line in 4 KiB blocks and breaks a character cut between
-# two: there an awk wraps each line into a JSON string first.
+# The reader on zot's stdin. jq 1.6 reads a long raw line in 4 KiB blocks
+# and breaks a character cut between two: there an awk wraps each line into
+# a JSON string first.
 _ext_read() {
 	case $(jq --version 2>&1) in
-	jq-1.[0-6] | jq-1.[0-6][!0-9]*) _ext_wrap | _ext_reader "$1" --seq ;;
-	*) _ext_reader "$1" --raw-input ;;
+	jq-1.[0-6] | jq-1.[0-6][!0-9]*) _ext_wrap | _ext_reader --seq ;;
+	*) _ext_reader --raw-input ;;
 	esac
 }
 
-# jq/reader.jq; $1 is a first line, $2 how jq reads the lines after it.
+# jq/reader.jq; $1 is how jq reads the lines.
 _ext_reader() {
 	local chars=false probe=é
 	((${#probe} == 1)) && chars=true # read -N counts characters
@@ -477,8 +498,8 @@ _ext_reader() {
 	[[ -z $_ext_intercept ]] || intercept=true
 	[[ -z $_ext_prompt ]] || prompt=true
 	_ext_guard_rules
-	exec jq -nj "$2" --unbuffered -L "$_ext_lib" "$(_ext_reader_program)" \
-		--arg name "$EXT_NAME" --argjson chars "$chars" --arg first "$1" \
+	exec jq -nj "$1" --unbuffered -L "$_ext_lib" "$(_ext_reader_program)" \
+		--arg name "$EXT_NAME" --argjson chars "$chars" \
 		--argjson intercept "$intercept" --argjson prompt "$prompt" \
 		--argjson commands "$(_ext_list "${_ext_commands[@]}")" \
 		--argjson tools "$(_ext_list "${_ext_tools[@]}")" \
@@ -539,8 +560,16 @@ _ext_awk() {
 
 # zot's lines, each as a JSON string after an RS (jq --seq skips to the next
 # RS should one be broken).
+# shellcheck disable=SC2016 # $0 is awk's
 _ext_wrap() {
-	_ext_awk "$_EXT_ESCAPE"'{ printf "%c\"%s\"\n", 30, escape($0); fflush() }'
+	local wrap="$_EXT_ESCAPE"'{ printf "%c\"%s\"\n", 30, escape($0); fflush() }'
+	# mawk -W interactive ends a line at a NUL and takes the next line as the
+	# rest of it: NUL becomes \001 first (such a line is no JSON either way).
+	if [[ $(awk -W version 2>&1 </dev/null) == mawk* ]] && type -P stdbuf >/dev/null; then
+		stdbuf -o0 tr '\000' '\001' | _ext_awk "$wrap"
+	else
+		_ext_awk "$wrap"
+	fi
 }
 
 # Answers in, frames out: "=FRAME" lines pass on, "KIND STATUS FILE" lines
@@ -605,16 +634,19 @@ _ext_send() {
 # Runs FUNCTION ARGS... in the background for request ID; KIND says how the
 # writer turns its exit status and output into the answer.
 _ext_spawn() {
+	((++_ext_spawned))
 	_ext_request "$@" &
 	# bash keeps finished jobs until it reports them: now and then, it does.
-	((++_ext_spawned % 64)) || jobs -n >/dev/null
+	((_ext_spawned % 64)) || jobs -n >/dev/null
 }
 
-# A request's subshell: FUNCTION's output goes to a file of its own.
+# A request's subshell: FUNCTION's output goes to a file of its own. What it
+# starts carries ZOT_EXT_RUN=RUN/N, which a tool_cancel looks for.
 _ext_request() {
 	# Globals: a failed expansion in the handler unwinds the locals.
 	_ext_kind=$1 _ext_id=$2 _ext_sent=0 _ext_blocks=0 _ext_hook='' _ext_keys=''
 	_ext_panels=()
+	[[ -z $_ext_run ]] || export ZOT_EXT_RUN=$_ext_run/$_ext_spawned
 	trap '_ext_done "$?"' EXIT
 	exec >"$_ext_dir/$BASHPID" </dev/null
 	printf '%s\n' "$2"
@@ -649,8 +681,9 @@ _ext_answer() {
 # a late result; the writer does not even send one), its panels closed,
 # then its ext_on_cancel command run.
 _ext_cancel() {
-	local id=$1 pid=${_ext_calls[$1]-} first='' file owner
+	local id=$1 call=${_ext_calls[$1]-} pid first='' file owner
 	unset '_ext_calls[$id]'
+	pid=${call% *}
 	# The subshell writes the id first: a just started one may not have yet.
 	[[ -z $pid ]] || read -r first 2>/dev/null <"$_ext_dir/$pid"
 	if [[ -z $pid || -n $first && $first != "$id" ]] || ! kill -0 "$pid" 2>/dev/null; then
@@ -659,6 +692,9 @@ _ext_cancel() {
 	fi
 	printf '!%s\n' "$id" >&"$_ext_out"
 	_ext_kill_trees "$pid"
+	# What it started and left behind (sh -c 'sleep 9 &'), in the background:
+	# the loop reads on.
+	_ext_stop_run "$_ext_run/${call#* }" &
 	for file in "$_ext_dir"/panel.*; do
 		[[ -s $file ]] && read -r owner <"$file" && [[ $owner == "$pid" ]] || continue
 		: >"$file"
@@ -691,14 +727,14 @@ _ext_panel_event() {
 _ext_prune_calls() {
 	local id
 	for id in "${!_ext_calls[@]}"; do
-		kill -0 "${_ext_calls[$id]}" 2>/dev/null || unset '_ext_calls[$id]'
+		kill -0 "${_ext_calls[$id]% *}" 2>/dev/null || unset '_ext_calls[$id]'
 	done
 }
 
-# Stops the reader and every request still running, with what each started.
-# Process ids, not a process group: zot may not give us one.
+# Stops every request still running, with what each started. Process ids,
+# not a process group: zot may not give us one.
 _ext_stop_requests() {
-	local -a requests=(${_ext_reader_pid:+"$_ext_reader_pid"})
+	local -a requests=()
 	local pid
 	for pid in $(jobs -p); do
 		[[ $pid == "$_EXT_WRITER_PID" ]] || requests+=("$pid")
@@ -743,6 +779,54 @@ _ext_kill_trees() {
 	wait "${requests[@]}" 2>/dev/null
 }
 
+# Stops the processes that carry ZOT_EXT_RUN=$1 or $1/... (see
+# _ext_carriers), by process id: SIGTERM, up to 500 ms for them to end, then
+# SIGKILL for those still there.
+_ext_stop_run() {
+	local -a _ext_pids
+	local try
+	[[ -n $_ext_run ]] && _ext_carriers "$1" || return 0
+	kill -TERM "${_ext_pids[@]}" 2>/dev/null
+	for ((try = 0; try < 25; try++)); do
+		sleep 0.02
+		_ext_carriers "$1" || return 0
+	done
+	kill -KILL "${_ext_pids[@]}" 2>/dev/null
+}
+
+# Sets _ext_pids to the processes that carry ZOT_EXT_RUN=$1 or $1/...: on
+# Linux, from their environment (a process that exited reads empty there);
+# elsewhere, with no /proc, every process below this shell. Status 1 when
+# there are none.
+_ext_carriers() {
+	local file pid ppid
+	local -A parent
+	_ext_pids=()
+	if [[ -r /proc/self/environ ]]; then
+		while IFS= read -r file; do
+			pid=${file#/proc/}
+			pid=${pid%/environ}
+			[[ $pid == "$$" ]] || _ext_pids+=("$pid")
+		done < <(
+			unset ZOT_EXT_RUN # or grep would find itself
+			exec grep -lzxE "ZOT_EXT_RUN=${1//./\\.}(/.*)?" /proc/[0-9]*/environ 2>/dev/null
+		)
+	elif [[ $1 != */* ]]; then
+		while read -r pid ppid; do
+			parent[$pid]=$ppid
+		done < <(ps -A -o pid= -o ppid=)
+		unset 'parent[$!]' # ps itself
+		for pid in "${!parent[@]}"; do
+			ppid=${parent[$pid]}
+			while [[ -n $ppid && $ppid != 1 && $ppid != "$$" ]]; do
+				ppid=${parent[$ppid]-}
+			done
+			[[ $ppid != "$$" ]] || _ext_pids+=("$pid")
+		done
+	fi
+	((${#_ext_pids[@]}))
+}
+
 # Removes the folders of extensions that were killed (SIGKILL leaves no time
 # to clean up): zot-ext.PID.* where no process PID runs.
 _ext_sweep() {
@@ -764,6 +848,8 @@ _ext_exit() {
 		exec {_ext_out}>&-
 		wait "$_EXT_WRITER_PID"
 	fi
+	# Then whatever a handler started that still runs (the reader too).
+	_ext_stop_run "$_ext_run"
 	rm -rf "$_ext_dir"
 	exit 0
 }
@@ -778,17 +864,18 @@ _ext_check() {
 			return 1
 		}
 	done
-	_ext_reader '' --seq </dev/null >/dev/null && _ext_writer </dev/null >/dev/null
+	_ext_reader --seq </dev/null >/dev/null && _ext_writer </dev/null >/dev/null
 }
 
-# Runs the extension: hello, the registrations and ready as soon as zot
-# answers, then one record after another.
+# Runs the extension: the reader and the writer, hello once the reader is
+# ready, the registrations and ready as soon as zot answers, then one record
+# after another; at the end, whatever it started is stopped.
 ext_run() {
 	if [[ -n ${ZOT_EXT_CHECK-} ]]; then
 		_ext_check
 		exit
 	fi
-	local capabilities=() intercepts=() line fd jq
+	local capabilities=() intercepts=() jq
 	# Before hello: without jq nothing would work, and zot would only see a
 	# crash after ready. (A folder named jq on PATH, such as ./jq with an
 	# empty PATH entry, is not jq.)
@@ -804,52 +891,60 @@ ext_run() {
 	((${#_ext_events[@]} + ${#intercepts[@]} == 0)) || capabilities+=(events)
 	[[ -z $_ext_uses_panels ]] || capabilities+=(panels)
 	((${#_ext_tools[@]} == 0)) || capabilities+=(tool_cancel)
-	local hello subscribe
 	_ext_json "$EXT_NAME"
-	hello="{\"type\":\"hello\",\"name\":$REPLY"
+	_ext_hello="{\"type\":\"hello\",\"name\":$REPLY"
 	_ext_json "$EXT_VERSION"
-	hello+=",\"version\":$REPLY"
+	_ext_hello+=",\"version\":$REPLY"
 	_ext_list_reply "${capabilities[@]}"
-	hello+=",\"capabilities\":$REPLY}"
+	_ext_hello+=",\"capabilities\":$REPLY}"
 	if ((${#_ext_events[@]} + ${#intercepts[@]})); then
 		_ext_list_reply "${_ext_events[@]}"
-		subscribe="{\"type\":\"subscribe\",\"events\":$REPLY"
+		_ext_frames+="{\"type\":\"subscribe\",\"events\":$REPLY"
 		_ext_list_reply "${intercepts[@]}"
-		subscribe+=",\"intercept\":$REPLY}"$'\n'
+		_ext_frames+=",\"intercept\":$REPLY}"$'\n'
 	fi
-	printf '%s\n' "$hello"
+	_ext_frames+='{"type":"ready"}'$'\n'
 
+	# Every process a handler starts inherits ZOT_EXT_RUN: at the end, those
+	# still running are found by it and stopped (_ext_stop_run).
+	printf -v _ext_run '%d.%08x%08x' "$$" "$SRANDOM" "$SRANDOM"
+	export ZOT_EXT_RUN=$_ext_run
 	_ext_dir=$(mktemp -d "${TMPDIR:-/tmp}/zot-ext.$$.XXXXXX") || exit 1
 	trap _ext_exit TERM
-	# hello_ack: zot's first line (anything before it is skipped). The
-	# registrations and ready go at once, before zot's 250 ms watchdog counts
-	# them missing; the writer and the reader start after them.
-	while IFS= read -r line || _ext_exit; do
-		[[ $line != *'"hello_ack"'* ]] || break
-		printf '%s: skipped a line before hello_ack: %.80s\n' "$EXT_NAME" "$line" >&2
-	done
-	printf '%s' "$_ext_frames$subscribe" '{"type":"ready"}'$'\n'
-	local stdout
-	exec {stdout}>&1 >&2
+	# The reader and the writer start first: hello goes out once the reader
+	# has compiled the guard (its "warm" record), so that zot's first
+	# intercept is answered as quickly as any later one.
+	local records stdout fd
+	exec {stdout}>&1
 	coproc _EXT_WRITER { _ext_writer >&"$stdout"; }
 	# Subshells do not inherit a coprocess's descriptors: requests get a copy.
 	fd=${_EXT_WRITER[1]}
 	exec {_ext_out}>&"$fd" {fd}>&- {stdout}>&-
 	fd=${_EXT_WRITER[0]}
 	exec {fd}<&-
-	local records
-	exec {records}< <(_ext_read "$line")
-	_ext_reader_pid=$!
+	exec {records}< <(_ext_read)
 	exec </dev/null
-	_ext_sweep
 	_ext_loop "$records"
 	_ext_exit
+}
+
+# After zot's hello_ack: the registrations and ready at once, before zot's
+# 250 ms watchdog counts them missing; from then on the writer alone writes
+# to zot. $1 is the start-up warning ("" for none).
+_ext_ready() {
+	printf '%s' "$_ext_frames"
+	exec >&2
+	if [[ -n $1 ]]; then
+		log "$1"
+		ext_notify warn "$1"
+	fi
+	_ext_sweep
 }
 
 # Reads the reader's records (see jq/reader.jq) until shutdown or the end.
 _ext_loop() {
 	local -a head fields
-	local length field function
+	local length field function warning=''
 	while IFS=' ' read -r -a head -u "$1"; do
 		fields=()
 		for length in "${head[@]:1}"; do
@@ -858,9 +953,11 @@ _ext_loop() {
 			fields+=("$field")
 		done
 		case ${head[0]} in
+		warm) printf '%s\n' "$_ext_hello" && warning=${fields[0]} ;;
+		ack) _ext_ready "$warning" ;;
 		tool)
 			_ext_spawn tool "${fields[0]}" "${_ext_tool_fns[fields[1]]}" "${fields[@]:2}"
-			_ext_calls[${fields[0]}]=$!
+			_ext_calls[${fields[0]}]="$! $_ext_spawned"
 			((${#_ext_calls[@]} % 256)) || _ext_prune_calls
 			;;
 		command) _ext_spawn command "${fields[0]}" "${_ext_command_fns[fields[1]]}" "${fields[2]}" ;;

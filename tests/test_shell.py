@@ -10,14 +10,17 @@ only PyPI and a C compiler.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import random
 import runpy
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -25,6 +28,7 @@ import pytest
 from conftest import CAPABILITIES, GUARD_ALLOWED, GUARD_CWD, GUARD_REFUSED, ROOT, render, run
 from host import ExtensionProcess
 from robustness import TOOL, hostile_session, line, pipeline, refusals
+from smoke_test import protocol
 from test_update import edit
 
 JQ_VERSION = "1.8.2"
@@ -521,3 +525,266 @@ def test_nothing_is_registered_before_hello_ack(projects):
         assert ext.command("demo-ext", "x")["action"] == "prompt"
         assert ext.shutdown() == 0
         assert "skipped a line before hello_ack: garbage before hello_ack" in ext.stderr()
+
+
+# -- start-up, stop, the guard's limits, processes, appends, NUL ----------------
+
+
+def slow_jq(tmp_path: Path, env: dict, seconds: float) -> dict:
+    """env with a jq that starts the reader `seconds` late, as a busy machine
+    compiles the guard (jq 1.6 takes 0.3 s idle, over a second under load)."""
+    real = shutil.which("jq", path=env["PATH"])
+    bin_dir = tmp_path / "slow-jq"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "jq"
+    wrapper.write_text(
+        f'#!/bin/sh\ncase "$*" in *\'include "reader"\'*) sleep {seconds} ;; esac\n'
+        f'exec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return {**env, "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}"}
+
+
+def until_ready(ext: ExtensionProcess, hello_timeout: float) -> list[dict]:
+    """handshake() with a longer wait for hello: the frames up to ready."""
+    ext.hello = ext.read_frame(hello_timeout)
+    assert ext.hello["type"] == "hello", ext.hello
+    ack = protocol.hello_ack(str(ext.ext_dir.parent), str(ext.ext_dir), str(ext.data_dir))
+    ext.send({**ack, "zot_version": "test"})
+    return ext.read_until("ready")
+
+
+def test_the_guard_is_warm_at_ready_and_a_stop_right_after_it_is_prompt(project, jq_env, tmp_path):
+    """With the guard slow to compile, the first intercept right after ready
+    is still answered within zot's 5 s, and a shutdown or the end of input
+    right after ready ends the extension within zot's 2 s: the compiling
+    happens before hello."""
+    env = slow_jq(tmp_path, jq_env, 5.5)
+    exts = [ExtensionProcess(project, data_dir=tmp_path, env=env) for _ in range(3)]
+    try:
+        asking, stopping, ending = exts
+        for ext in exts:  # started together: they compile side by side
+            until_ready(ext, hello_timeout=60)
+        started = time.monotonic()
+        assert asking.intercept("bash", {"command": "rm -rf /"}, timeout=30)["block"] is True
+        assert time.monotonic() - started < 5  # zot allows the call after 5 s
+        assert stopping.shutdown(timeout=2) == 0  # zot kills it after 2 s
+        ending.close_stdin()
+        assert ending.wait(timeout=2) == 0
+        assert asking.shutdown() == 0
+    finally:
+        for ext in exts:
+            ext.kill()
+
+
+def many_rules(count: int) -> str:
+    """A policy of `count` ordinary command rules, as JSON text."""
+    rule = '{"id": "r%d", "command": ["tool%d"], "reason": "r", "instead": "i"}'
+    return '{"rules": [' + ",".join(rule % (i, i) for i in range(count)) + "]}"
+
+
+def test_a_policy_over_1_mib_is_refused_unread_and_one_just_under_is_quick(
+    project, jq_env, tmp_path
+):
+    """10 MB of rules: refused at once (not read), every bash call refused,
+    one warning after ready. Just under 1 MiB of rules: the guard is ready,
+    and decides, well within zot's 5 s."""
+    huge = many_rules(150_000)
+    assert len(huge) > 10_000_000
+    (project / "guard-policy.json").write_text(huge)
+    with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
+        frames = until_ready(ext, hello_timeout=5)
+        reply = ext.intercept("bash", {"command": "ls"})
+        assert time.monotonic() - ext.started < 5
+        size = len(huge)
+        reason = (
+            f"refused by demo-ext (unreadable-rules): guard-policy.json is {size} bytes,"
+            " over the guard's limit of 1 MiB, so the guard refuses every command."
+            " Instead, keep guard-policy.json under 1 MiB (fewer rules, or broader patterns)."
+        )
+        assert reply["block"] is True and reply["reason"] == reason
+        assert ext.shutdown() == 0
+        frames += ext.spontaneous
+        log = ext.stderr()
+    warning = (
+        f"demo-ext: the guard cannot use its rules: guard-policy.json is {size} bytes,"
+        " over the guard's limit of 1 MiB, so the guard refuses every command."
+        " Instead, keep guard-policy.json under 1 MiB (fewer rules, or broader patterns)."
+    )
+    assert warnings(frames) == [{"type": "notify", "level": "warn", "message": warning}], frames
+    assert log.count(warning) == 1, log
+
+    count = 14_400
+    while len(large := many_rules(count)) > 1 << 20:
+        count -= 50
+    assert len(large) > 1_000_000
+    (project / "guard-policy.json").write_text(large)
+    with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
+        frames = until_ready(ext, hello_timeout=30)
+        assert time.monotonic() - ext.started < 5  # what the first decision used to cost
+        for command, refused in (("tool7 x", True), ("rm -rf /", True), ("ls", False)):
+            started = time.monotonic()
+            assert ext.intercept("bash", {"command": command})["block"] is refused
+            assert time.monotonic() - started < 1
+        assert ext.shutdown() == 0
+        assert warnings(frames + ext.spontaneous) == []
+
+
+def warnings(frames: list[dict]) -> list[dict]:
+    """The start-up warnings among the frames (the guard notes its refusals too)."""
+    return [f for f in frames if "the guard cannot use its rules" in f.get("message", "")]
+
+
+def test_a_broken_rules_file_is_told_once_after_ready(project, tmp_path):
+    (project / "guard-rules.json").write_text('{"rules": [')
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        _, frames = ext.handshake()
+        assert frames[-1]["type"] == "ready"
+        note = ext.read_frame()
+        assert note["type"] == "notify" and note["level"] == "warn", note
+        message = note["message"]
+        assert message.startswith(
+            "demo-ext: the guard cannot use its rules: guard-rules.json is not valid JSON ("
+        )
+        assert message.endswith(
+            ", so the guard refuses every command."
+            " Instead, fix guard-rules.json (./smoke-test points at the problem)."
+        )
+        reply = ext.intercept("bash", {"command": "ls"})
+        assert reply["block"] is True
+        assert (
+            reply["reason"]
+            == "refused by demo-ext (unreadable-rules): " + message.split(": ", 2)[2]
+        )
+        assert ext.read_frame()["message"] == reply["reason"]  # the refusal's note
+        no_frame(ext, 0.3)  # the warning came once
+        assert ext.shutdown() == 0
+        assert ext.stderr().count(message) == 1
+
+
+def carrying(run: str) -> list[int]:
+    """The processes whose environment has ZOT_EXT_RUN=run or run/..."""
+    wanted = f"ZOT_EXT_RUN={run}".encode()
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                entries = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if any(e == wanted or e.startswith(wanted + b"/") for e in entries):
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="finds processes in /proc")
+@pytest.mark.parametrize("own_group", [True, False], ids=["own group", "zot's group"])
+@pytest.mark.parametrize("end", ["shutdown", "end of input", "tool_cancel"])
+def test_nothing_a_handler_started_outlives_it(project, tmp_path, own_group, end):
+    """A handler whose child leaves a backgrounded grandchild behind: after
+    shutdown, the end of input or tool_cancel no process carries the run's
+    ZOT_EXT_RUN, in a process group of its own or in zot's."""
+    edit(
+        project / "main.sh",
+        "\tprintf '%s' \"$1\"\n}",
+        '\tprintf \'%s\' "$ZOT_EXT_RUN" >"$1.new" && mv "$1.new" "$1"\n'
+        "\tsh -c 'sleep 100 &'\n\tsleep 60\n}",
+    )
+    marker = tmp_path / "run"
+    run = ""
+    try:
+        with ExtensionProcess(project, data_dir=tmp_path, own_group=own_group) as ext:
+            ext.handshake()
+            call(ext, "c1", TOOL, {"text": str(marker)})
+            deadline = time.monotonic() + 10
+            while not marker.exists():
+                assert time.monotonic() < deadline, "the handler never ran"
+                time.sleep(0.02)
+            run = marker.read_text()
+            base = run.partition("/")[0]
+            assert base.startswith(f"{ext.proc.pid}.") and run != base, run
+            while len(carrying(run)) < 2:  # sleep 60, and sleep 100 in the background
+                assert time.monotonic() < deadline, "the handler never started its processes"
+                time.sleep(0.02)
+            if end == "tool_cancel":
+                ext.send({"type": "tool_cancel", "id": "c1"})
+                deadline = time.monotonic() + 2
+                while carrying(run) and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                assert carrying(run) == []
+                no_frame(ext, 0.3)  # and no result for the cancelled call
+                assert ext.shutdown() == 0
+            elif end == "shutdown":
+                assert ext.shutdown() == 0
+            else:
+                ext.close_stdin()
+                assert ext.wait() == 0
+            assert carrying(base) == []
+    finally:
+        for pid in carrying(run.partition("/")[0]) if run else []:
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_two_sessions_appending_to_one_audit_log_never_tear_a_line(project, tmp_path):
+    """Two extensions (two zot sessions) append 600 events of 5 to 20 KiB
+    each to one audit log at once: every line arrives whole."""
+    rnd = random.Random(23)
+    sizes = [rnd.randint(5 << 10, 20 << 10) for _ in range(1200)]
+    log = tmp_path / "demo-ext-events.jsonl"
+
+    def events(ext: ExtensionProcess, first: int) -> None:
+        for i in range(first, first + 600):
+            text = f"event {i} " + 'é ab"\\\t' * (sizes[i] // 8)
+            ext.send({"type": "event", "event": "turn_end", "text": text})
+
+    with (
+        ExtensionProcess(project, data_dir=tmp_path) as one,
+        ExtensionProcess(project, data_dir=tmp_path) as two,
+    ):
+        one.handshake()
+        two.handshake()
+        writers = [threading.Thread(target=events, args=(e, f)) for e, f in ((one, 0), (two, 600))]
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join()
+        deadline = time.monotonic() + 120
+        while log.read_bytes().count(b"\n") < 1200:
+            assert time.monotonic() < deadline, log.read_bytes().count(b"\n")
+            time.sleep(0.1)
+        assert one.shutdown() == 0 and two.shutdown() == 0
+    lines = log.read_bytes().split(b"\n")
+    assert lines.pop() == b""
+    texts = []
+    for number, text in enumerate(lines):
+        try:
+            texts.append(json.loads(text)["text"])
+        except ValueError:
+            pytest.fail(f"line {number + 1} of {len(lines)} is torn: {text[:60]!r}...")
+    assert sorted(int(t.split()[1]) for t in texts) == list(range(1200))
+
+
+@pytest.mark.parametrize("where", ["in a string", "before a frame", "past 4 KiB"])
+def test_a_raw_nul_does_not_swallow_the_next_frame(project, jq_env, tmp_path, where):
+    """A line with a raw NUL byte is no JSON: it is skipped (or refused), and
+    the frame after it is answered."""
+    bad = {
+        "in a string": b'{"type":"tool_call","id":"n1","name":"demo_ext","args":{"text":"a\x00b"}}',
+        "before a frame": b'\x00{"type":"tool_call","id":"n1","name":"demo_ext","args":{}}',
+        "past 4 KiB": b'{"type":"tool_call","id":"n1","name":"demo_ext","args":{"text":"'
+        + b"x" * 5000
+        + b'\x00"}}',
+    }[where]
+    with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
+        ext.handshake()
+        ext.send_raw(
+            bad
+            + b"\n"
+            + line({"type": "tool_call", "id": "n2", "name": TOOL, "args": {"text": "next"}})
+        )
+        reply = ext.read_reply()
+        if reply["id"] == "n1":  # read with the NUL: refused, as bash cannot pass it on
+            assert reply["is_error"] is True, reply
+            reply = ext.read_reply()
+        assert reply["id"] == "n2" and reply["content"][0]["text"] == "next", reply
+        assert ext.shutdown() == 0

@@ -55,10 +55,12 @@ def glob_fits($pieces):
 		elif index($piece) == null then null
 		else after($piece) end) != null);
 
+# {TEXT: true} for each text of a list (quicker than from_entries in jq 1.6).
+def as_set: reduce (.[] | strings) as $text ({}; setpath([$text]; true));
+
 # A list of patterns, made ready for fits: {exact: {WORD: true}, globs}.
 def patterns:
-	{exact: (map(select(type == "string" and index("*") == null) | {key: ., value: true})
-		| from_entries),
+	{exact: map(select(type == "string" and index("*") == null)) | as_set,
 	 globs: map(select(type == "string" and index("*") != null) | split("*"))};
 
 # Whether . fits one of the patterns ($p from patterns), * standing for any text.
@@ -439,31 +441,25 @@ def secret_forms:
 
 # --- The rules ---------------------------------------------------------------------
 
-# The rules whose command fits the name, or that name none, in order.
-def all_rules_for($data):
-	. as $name
-	| [$data.rules[($data.named[$name] // [])[]],
-	   ($data.unnamed[] | select(.command == null or (.["command patterns"] as $p | $name | fits($p))))]
-	| unique_by(.at);
-
 # Stops reading the rules: the file `$file` $problem, so the guard refuses
 # every bash command, saying why (see guard_setup).
 def unusable($file; $problem):
 	error({unusable: {rule: "unreadable-rules",
 		reason: "\($file) \($problem), so the guard refuses every command",
 		instead: (if $problem | startswith("is missing") then "restore \($file) (git checkout \($file), or copier update)"
+			elif $problem | endswith("over the guard's limit of 1 MiB") then
+				"keep \($file) under 1 MiB (fewer rules, or broader patterns)"
 			else "fix \($file) (./smoke-test points at the problem)" end)}});
 
 # The rules file $file as it is, or unusable when one of its rules or lists
 # has an empty pattern, which no two engines would read alike.
 def no_empty_pattern($file):
-	([(.rules | if type == "array" then .[] else empty end | objects
-		| {where: "rule \(.id | tojson)", values: [.[]]}),
+	def empty_in: type == "array" and any(.[]; . == "");
+	(first((.rules | if type == "array" then .[] else empty end | objects
+		| select(any(.[]; empty_in)) | "rule \(.id | tojson)"),
 	  (.lists | if type == "object" then to_entries[] else empty end
-		| {where: "list \(.key | tojson)", values: [.value]})]
-	| map(select(any(.values[]; type == "array" and any(.[]; . == ""))))
-	| first(.[]) // null) as $bad
-	| if $bad then unusable($file; "has an empty pattern in \($bad.where)") else . end;
+		| select(.value | empty_in) | "list \(.key | tojson)")) // null) as $bad
+	| if $bad then unusable($file; "has an empty pattern in \($bad)") else . end;
 
 # guard-rules.json ($rules) with guard-policy.json's changes ($policy), both
 # objects, made ready for check: every @name in a rule's lists expanded, and
@@ -475,7 +471,7 @@ def guard_policy($rules; $policy):
 	| ($policy | if type == "object" then . else unusable("guard-policy.json"; "does not hold a JSON object") end
 		| no_empty_pattern("guard-policy.json"))
 	as $own
-	| (($own.off // []) | map({key: tostring, value: true}) | from_entries) as $off
+	| (($own.off // []) | map(tostring) | as_set) as $off
 	| (($data.lists // {}) + ($own.lists // {})) as $lists
 	| def expand($depth):
 		if $depth > 100 then error("a list of guard-rules.json names itself") else
@@ -483,17 +479,18 @@ def guard_policy($rules; $policy):
 		else . end] end;
 	(($data.rules // []) + ($own.rules // [])
 		| map(select((.id | tostring) as $id | $off[$id] | not)
-			| with_entries(if .value | type == "array" then .value |= expand(0) else . end)))
+			| if any(.[]; type == "array" and any(.[]; type == "string" and startswith("@"))) then
+				with_entries(if .value | type == "array" then .value |= expand(0) else . end)
+			else . end))
 	as $list
 	| ($data.classes // {}) as $classes
 	| ($data.code // {}) as $code
 	| {rules: [$list | to_entries[] | .value + {
 			at: .key,
 			"command patterns": (.value.command | if type == "array" then patterns else null end),
-			subcommands: (.value.subcommand | if type == "array" then
-				map(select(type == "string") | {key: ., value: true}) | from_entries else null end),
-			"fits": (.value | with_entries(select(.key == "arg" or .key == "runs output of"
-				or .key == "piped to") | .value |= patterns))}],
+			subcommands: (.value.subcommand | if type == "array" then as_set else null end),
+			"fits": (.value as $rule | reduce ("arg", "runs output of", "piped to") as $field ({};
+				if $rule | has($field) then setpath([$field]; $rule[$field] | patterns) else . end))}],
 	   wrappers: ($data.wrappers // {}),
 	   code: $code,
 	   "code globs": [$code | to_entries[] | select(.key | index("*") != null)
@@ -501,7 +498,7 @@ def guard_policy($rules; $policy):
 	   shells: (($data.shells // []) | patterns),
 	   # {NAME: {OPTION: true}}: the options of NAME that take the next word
 	   "option values": (($data["option values"] // {})
-		| map_values(map(select(type == "string") | {key: ., value: true}) | from_entries)),
+		| map_values(as_set)),
 	   temp: [($classes.temp // [])[] | normal],
 	   devices: (($classes.device // []) | patterns),
 	   secrets: (($classes.secret // []) | patterns),
@@ -511,23 +508,25 @@ def guard_policy($rules; $policy):
 	| setpath(["rules"]; [foreach .rules[] as $rule (0;
 		if $rule.fits["piped to"] then . + 1 else . end;
 		if $rule.fits["piped to"] then $rule + {"piped list": .} else $rule end)])
-	| setpath(["named"]; (reduce .rules[] as $rule ({};
-		reduce ($rule["command patterns"].exact // {} | keys[]) as $name (.; .[$name] += [$rule.at]))))
-	| setpath(["unnamed"]; [.rules[] | select(.command == null or (.["command patterns"].globs != []))])
-	| . as $data
-	| setpath(["by name"]; .named | with_entries(.key as $name | .value = ($name | all_rules_for($data))));
+	# (grouped, not added one by one: jq 1.6 would copy the object each time)
+	| setpath(["named"]; [.rules[] | .at as $at | .["command patterns"].exact // {} | keys[] | [., $at]]
+		| reduce group_by(.[0])[] as $group ({}; setpath([$group[0][0]]; $group | map(.[1]))))
+	| setpath(["unnamed"]; [.rules[] | select(.command == null or (.["command patterns"].globs != []))]);
 
-# The rules for the command name ., in order.
+# The rules for the command name ., in order: those that name it, and those
+# that name no command or one that fits with a *.
 def rules_for($data):
 	. as $name
-	| $data["by name"][$name]
-	// [$data.unnamed[] | select(.command == null or (.["command patterns"] as $p | $name | fits($p)))];
+	| [$data.unnamed[] | select(.command == null or (.["command patterns"] as $p | $name | fits($p)))]
+	| if $data.named[$name] then . + [$data.rules[$data.named[$name][]]] | unique_by(.at) else . end;
 
 # The rules for check from the text of guard-rules.json and guard-policy.json
-# ($named.guard_rules and $named.guard_policy, null when a file is missing).
+# ($named.guard_rules and $named.guard_policy: null when a file is missing,
+# its size when it is over 1 MiB, too large to read).
 def guard_data($named):
 	def read($name):
 		if . == null then unusable($name; "is missing or cannot be read")
+		elif type == "number" then unusable($name; "is \(.) bytes, over the guard's limit of 1 MiB")
 		# (in an array: an error further on must not land in this catch)
 		else [try {value: fromjson} catch {bad: .}][0] as $read
 			| if $read | has("bad") then unusable($name; "is not valid JSON (\($read.bad))")
@@ -921,6 +920,12 @@ def refusal($name; $data; $cwd):
 def guard_setup:
 	[try {data: (if .intercept then guard_data(.) else {} end)}
 	 catch (if type == "object" and .unusable then {data: .} else {error: .} end)] | .[0];
+
+# The warning for zot's window when the rules cannot be used ("" when they
+# can); $guard comes from guard_setup.
+def guard_warning($name; $guard):
+	$guard.data.unusable
+	| if . then "\($name): the guard cannot use its rules: \(.reason). Instead, \(.instead)." else "" end;
 
 # The guard's verdict on {frame, cwd}: an event_intercept frame and the
 # project folder; $guard comes from guard_setup.

@@ -1,10 +1,14 @@
 # zot's frames in, records for zot_runtime.sh out.
 #
 # Every input is one line from zot: read raw, or as a JSON string where
-# zot_runtime.sh wraps the lines for jq 1.6; $config.first is a line read
-# before. Every record is a header line "KIND LENGTH..." and then its fields
-# back to back, LENGTH characters each (bytes when $config.chars is false),
-# for bash's read -N.
+# zot_runtime.sh wraps the lines for jq 1.6. Every record is a header line
+# "KIND LENGTH..." and then its fields back to back, LENGTH characters each
+# (bytes when $config.chars is false), for bash's read -N.
+#
+# The first record, "warm", comes before any line is read, once the whole
+# program is compiled and the guard's rules are read: its field is the
+# start-up warning when they cannot be used. Lines before zot's hello_ack
+# are skipped; the line with hello_ack gives an "ack" record first.
 def shown: if type == "string" then . elif . == null then "None" else tojson end;
 
 # A bash variable cannot hold NUL.
@@ -201,16 +205,23 @@ def main(tool_args; guard; $config):
 
 	# One record after another until the end of input, or shutdown; each
 	# hello_ack may set the project folder.
-	label $done
-	| foreach ({line: $config.first}, ({} | recurse(next_line; .eof | not))) as $item ({};
-		if $item.line | type == "string" and index("hello_ack") != null then
+	record("warm"; [$config.warning]),
+	(label $done
+	| foreach ({} | recurse(next_line; .eof | not)) as $item ({};
+		.acked as $acked
+		| if $item.line | type == "string" and index("hello_ack") != null then
 			.cwd as $cwd | .cwd = ($item.line | host_cwd($cwd))
+			| .acked = ($acked or ($item.line | index("\"hello_ack\"") != null))
 		else . end
-		| .item = $item)
+		| .item = $item + {first: (.acked and ($acked | not)), early: (.acked | not)})
 	| .cwd as $cwd
-	| .item
-	| if .error then log("skipped a line: \(.error)")
-	elif has("line") then
-		.line | tostring | select(test("\\S")) | on_line($cwd)
-		| ., if startswith("shutdown") then break $done else empty end
-	else empty end;
+	| .item as $item
+	| if $item.error then log("skipped a line: \($item.error)")
+	elif $item | has("line") then
+		$item.line | tostring | select(test("\\S"))
+		| if $item.early then log("skipped a line before hello_ack: \(.[:80])")
+		else
+			(if $item.first then record("ack"; []) else empty end),
+			(on_line($cwd) | ., if startswith("shutdown") then break $done else empty end)
+		end
+	else empty end);
