@@ -74,14 +74,14 @@ def value_at($with_value):
 # Whether the next word is the option's value: -C DIR, or -qb NAME.
 def takes_value($with_value):
 	$with_value[.] != null
-	or ($with_value | length) > 0 and is_short and value_at($with_value) == length - 1;
+	or length > 2 and ($with_value | length) > 0 and is_short and value_at($with_value) == length - 1;
 
 # -f matches any cluster with an f (-rf) before a letter that takes a value
 # (not -bfix); longer names match whole (=value aside).
 def option_matches($wanted; $with_value):
 	if ($wanted | length) == 2 and $wanted != "--" then
 		is_short
-		and ((if ($with_value | length) > 0 then value_at($with_value) else 0 end) as $at
+		and ((if length > 2 and ($with_value | length) > 0 then value_at($with_value) else 0 end) as $at
 			| if $at > 0 then .[1:$at + 1] else .[1:] end | index($wanted[1:2]) != null)
 	else
 		(split("=") | .[0] // "") as $name
@@ -343,9 +343,9 @@ def parse($stop):
 			then .i
 			else first(range(.i; .n) | select(($t[.] | is_blank) or plain($t; .) | not)) // .n end) as $upto
 			| if $upto == .i then . else
-				(reduce range(.i; $upto) as $k ([.w, .nw];
-					if $t[$k] | is_blank then . else [[.[0], $t[$k]], .[1] + 1] end)) as [$w, $nw]
-				| setpath(["w"]; $w) | setpath(["nw"]; $nw)
+				[range(.i; $upto) | select($t[.] | is_blank | not)] as $plain
+				| setpath(["w"]; reduce $plain[] as $k (.w; [., $t[$k]]))
+				| setpath(["nw"]; .nw + ($plain | length))
 				| setpath(["i"]; $upto)
 			end
 			| if .i >= .n then .
