@@ -86,7 +86,7 @@ func checkCommand(command, cwd string) *Refusal {
 	if err != nil { // fail closed, and say which file is at fault
 		return unusableRules(err)
 	}
-	return newChecker(rules, cwd).check(command, 0)
+	return newChecker(rules, cwd).check(command, 0, nil, 0, false)
 }
 
 func unusableRules(err error) *Refusal {
@@ -182,6 +182,28 @@ type simple struct {
 	nested    bool      // inside ( ), $( ), `` or <( ): a cd there does not last
 	stdin     string    // a here-document's or here-string's text
 	hasStdin  bool
+	scope     int   // the subshell it stands in
+	body      *body // the function whose body it is in
+	keywords  int   // how many of its first words are keywords ({, if, ...)
+}
+
+// body is a function's body: its commands run where the function is called.
+type body struct {
+	name   string
+	scope  int  // where it is defined: it is seen there and in its subshells
+	depth  int  // the braces open around it; -1 until its { or ( is read
+	closed bool // its } or ) was read: until then its commands run
+	runs   []*invocation
+	line   *line
+	defs   *defs // the functions of the code it is defined in
+}
+
+// group is the bodies of one name defined in one subshell, judged in turn.
+type group struct {
+	bodies  []*body
+	checked int  // how many are judged (once a decision, at a call)
+	moves   bool // a cd in one moved where relative paths point
+	busy    bool // being judged: a call in them does not judge them again
 }
 
 // heredoc is a here-document whose text starts on the next line.
@@ -205,6 +227,11 @@ type parser struct {
 	depth     int
 	tooDeep   bool
 	heredocs  []heredoc
+	scope     int
+	parents   []int   // each subshell's parent
+	bodies    []*body // the functions defined, in order
+	open      []*body // the bodies being read, innermost last
+	braces    int     // the { read and not yet closed by a }
 }
 
 func (p *parser) peek() string {
@@ -227,6 +254,9 @@ func (p *parser) parse(end string) []*simple {
 		return nil
 	}
 	p.depth++
+	parent := p.scope // ( ), $( ), `` and <( ) start a subshell
+	p.scope = len(p.parents)
+	p.parents = append(p.parents, parent)
 	var found []*simple
 	pipeline := p.newPipeline()
 	for p.i < len(p.tokens) {
@@ -257,11 +287,15 @@ func (p *parser) parse(end string) []*simple {
 		}
 	}
 	p.depth--
+	p.scope = parent
 	return found
 }
 
 func (p *parser) simpleCommand(found *[]*simple, end string, pipeline int) {
-	command := &simple{pipeline: pipeline, nested: p.depth > 1}
+	command := &simple{pipeline: pipeline, nested: p.depth > 1, scope: p.scope}
+	if len(p.open) > 0 {
+		command.body = p.open[len(p.open)-1]
+	}
 	for p.i < len(p.tokens) {
 		token := p.tokens[p.i]
 		if token == end || token == ";" || token == "\n" || token == "|" || token == ")" {
@@ -286,11 +320,26 @@ func (p *parser) simpleCommand(found *[]*simple, end string, pipeline int) {
 		case token == "(":
 			p.i++
 			p.skipBlanks()
-			if len(command.words) == 1 && p.peek() == ")" {
+			waiting := len(command.words) == command.keywords && len(p.open) > 0
+			switch {
+			case len(command.words) == command.keywords+1 && p.peek() == ")":
 				p.i++
-				p.functions[command.words[0]] = true // name() { ...; }
-				command.words = command.words[:0]
-			} else {
+				name := command.words[command.keywords]
+				command.words = command.words[:command.keywords]
+				p.define(command, name) // name() { ...; }
+			case waiting && p.open[len(p.open)-1].depth < 0:
+				b := p.open[len(p.open)-1]
+				if p.peek() == ")" {
+					p.i++ // function name() { ...; }
+				} else { // name() ( ... ): the body is a subshell
+					b.depth = p.braces
+					*found = append(*found, p.parse(")")...)
+					if !b.closed { // with the bodies left open in it
+						b.closed = true
+						p.open = p.open[:slices.Index(p.open, b)]
+					}
+				}
+			default:
 				*found = append(*found, p.parse(")")...) // a subshell: its commands run
 			}
 		case token[0] == '#' && p.startsWord():
@@ -310,16 +359,44 @@ func (p *parser) simpleCommand(found *[]*simple, end string, pipeline int) {
 	}
 }
 
-// addWord adds a word to the command, or the name after `function`.
+// addWord adds a word to the command, or defines the name after
+// `function`; { and } in front open and close bodies.
 func (p *parser) addWord(command *simple, word, end string) {
-	if word != "function" || len(command.words) > 0 {
-		command.words = append(command.words, word)
-		return
+	if len(command.words) == command.keywords {
+		if word == "function" {
+			p.skipBlanks()
+			if next := p.peek(); next != "" && !endsWord(next) {
+				p.define(command, p.word(command, end))
+			}
+			return
+		}
+		if keywords[word] {
+			command.keywords++
+			if word == "{" {
+				if n := len(p.open); n > 0 && p.open[n-1].depth < 0 {
+					p.open[n-1].depth = p.braces // the body starts
+				}
+				p.braces++
+			} else if word == "}" {
+				p.braces = max(0, p.braces-1)
+				if n := len(p.open); n > 0 && p.open[n-1].depth >= 0 && p.braces <= p.open[n-1].depth {
+					p.open[n-1].closed = true
+					p.open = p.open[:n-1]
+				}
+			}
+		}
 	}
-	p.skipBlanks()
-	if next := p.peek(); next != "" && !endsWord(next) {
-		p.functions[p.word(command, end)] = true
-	}
+	command.words = append(command.words, word)
+}
+
+// define starts a function: name() or function name; what follows is its
+// body.
+func (p *parser) define(command *simple, name string) {
+	b := &body{name: name, scope: p.scope, depth: -1}
+	p.functions[name] = true
+	p.bodies = append(p.bodies, b)
+	p.open = append(p.open, b)
+	command.body = b
 }
 
 // endsAfter is whether the word ends with the current token (no quote or $
@@ -579,14 +656,16 @@ var (
 
 // patterns is a list of names where * stands for any text.
 type patterns struct {
-	list  []string
-	exact map[string]bool
-	globs [][]string // the patterns with a *, split at each *
+	list    []string
+	exact   map[string]bool
+	globs   [][]string      // the patterns with a *, split at each *
+	written map[string]bool // every entry, as written
 }
 
 func newPatterns(list []string) *patterns {
-	p := &patterns{list: list, exact: map[string]bool{}}
+	p := &patterns{list: list, exact: map[string]bool{}, written: map[string]bool{}}
 	for _, pattern := range list {
+		p.written[pattern] = true
 		if strings.Contains(pattern, "*") {
 			p.globs = append(p.globs, strings.Split(pattern, "*"))
 		} else {
@@ -610,7 +689,7 @@ func (p *patterns) matches(word string) bool {
 }
 
 // has is whether word is one of the list's entries, as written.
-func (p *patterns) has(word string) bool { return slices.Contains(p.list, word) }
+func (p *patterns) has(word string) bool { return p.written[word] }
 
 // globMatches is whether the whole word fits the pieces of a pattern split at
 // its *s.
@@ -637,6 +716,7 @@ type rule struct {
 	command, option, notOption, arg, target, redirect, exec, runsOutputOf, pipedTo, input,
 	subcommand *patterns
 	skip          int
+	minArgs       int
 	targets       string
 	defaultTarget *string
 	forkBomb      bool
@@ -669,6 +749,8 @@ type policy struct {
 	devices      *patterns
 	secrets      *patterns
 	notSecrets   *patterns
+	narrowedBy   *patterns // find's -name: FOLDER/NAME is all it finds
+	widenedBy    *patterns // find's -o, !: unless one of these is given
 }
 
 var (
@@ -735,11 +817,15 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		classes, optionValues map[string][]string
 		wrappers              map[string]map[string]json.RawMessage
 		shells, off           []string
+		find                  struct {
+			NarrowedBy []string `json:"narrowed by"`
+			WidenedBy  []string `json:"widened by"`
+		}
 	)
 	err = errors.Join(
 		field(data, "rules", &rules), field(data, "lists", &lists), field(data, "classes", &classes),
 		field(data, "wrappers", &wrappers), field(data, "shells", &shells),
-		field(data, "option values", &optionValues),
+		field(data, "option values", &optionValues), field(data, "find", &find),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("guard-rules.json has a field of the wrong type (%v)", err)
@@ -769,6 +855,8 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		devices:      newPatterns(classes["device"]),
 		secrets:      newPatterns(classes["secret"]),
 		notSecrets:   newPatterns(classes["not secret"]),
+		narrowedBy:   newPatterns(find.NarrowedBy),
+		widenedBy:    newPatterns(find.WidenedBy),
 	}
 	for _, text := range append(rules, ownRules...) {
 		r, err := readRule(text, lists)
@@ -830,7 +918,7 @@ func readRule(text json.RawMessage, lists map[string][]string) (*rule, error) {
 		field(fields, "id", &r.id), field(fields, "reason", &r.reason),
 		field(fields, "instead", &r.instead), field(fields, "targets", &r.targets),
 		field(fields, "skip", &r.skip), field(fields, "default target", r.defaultTarget),
-		field(fields, "fork bomb", &r.forkBomb),
+		field(fields, "fork bomb", &r.forkBomb), field(fields, "min args", &r.minArgs),
 	)
 	for key, list := range map[string]**patterns{
 		"command": &r.command, "option": &r.option, "not option": &r.notOption, "arg": &r.arg,
@@ -945,12 +1033,52 @@ func isOption(word string) bool {
 
 func isShort(word string) bool { return len(word) > 1 && word[0] == '-' && word[1] != '-' }
 
+// valueAt returns where the first letter of a cluster that takes a value
+// stands (0: none): in git checkout -qbNAME, b; the rest of the word is its
+// value.
+func valueAt(word string, withValue *patterns) int {
+	for i, letter := range word {
+		if i > 0 && withValue.written["-"+string(letter)] {
+			return i
+		}
+	}
+	return 0
+}
+
+// takesValue is whether the next word is the option's value: -C DIR, or -qb
+// NAME.
+func takesValue(word string, withValue *patterns) bool {
+	if withValue == nil || len(withValue.list) == 0 {
+		return false
+	}
+	if withValue.written[word] {
+		return true
+	}
+	if !isShort(word) {
+		return false
+	}
+	at := valueAt(word, withValue)
+	_, size := utf8.DecodeLastRuneInString(word)
+	return at > 0 && at == len(word)-size
+}
+
 // optionMatches is whether word is the option wanted: -f matches any cluster
-// with an f (-rf); longer names match whole (=value aside).
-func optionMatches(word, wanted string) bool {
+// with an f (-rf) before a letter that takes a value (not -bfix); longer
+// names match whole (=value aside).
+func optionMatches(word, wanted string, withValue *patterns) bool {
 	if utf8.RuneCountInString(wanted) == 2 && wanted != "--" {
+		if !isShort(word) {
+			return false
+		}
+		letters := word[1:]
+		if withValue != nil && len(withValue.list) > 0 {
+			if at := valueAt(word, withValue); at > 0 {
+				_, size := utf8.DecodeRuneInString(word[at:])
+				letters = word[1 : at+size]
+			}
+		}
 		_, size := utf8.DecodeRuneInString(wanted)
-		return isShort(word) && strings.Contains(word[1:], wanted[size:])
+		return strings.Contains(letters, wanted[size:])
 	}
 	name, _, _ := strings.Cut(word, "=")
 	return word == wanted || name == wanted ||
@@ -1124,9 +1252,81 @@ type invocation struct {
 
 // line is the simple commands of one piece of code, grouped by pipeline.
 type line struct {
-	functions map[string]bool
+	defs      *defs
 	pipelines map[int][]*invocation
 	memo      map[memoKey]int // a position in a pipeline
+}
+
+// defs is the functions a piece of code may call: its own, and those of the
+// code that runs it.
+type defs struct {
+	functions map[string]bool // every name defined
+	parents   []int
+	own       map[string]map[int]*group // by name, by scope
+	exported  map[string]bool
+	outer     *defs // the code that runs it (nil: none)
+	outerAt   int   // the scope it runs from there
+	passesAll bool  // all are passed on, as eval does, or only those exported, as bash -c does
+}
+
+func newDefs(p *parser, outer *defs, outerAt int, passesAll bool) *defs {
+	d := &defs{p.functions, p.parents, map[string]map[int]*group{}, map[string]bool{}, outer, outerAt, passesAll}
+	// eval's functions last after it: their bodies are judged as they stand
+	deferred := outer == nil || !passesAll
+	for _, b := range p.bodies {
+		if !b.closed || !deferred {
+			continue
+		}
+		if d.own[b.name] == nil {
+			d.own[b.name] = map[int]*group{}
+		}
+		g := d.own[b.name][b.scope]
+		if g == nil {
+			g = &group{}
+			d.own[b.name][b.scope] = g
+		}
+		g.bodies = append(g.bodies, b)
+		b.defs = d
+		b.runs = []*invocation{}
+	}
+	return d
+}
+
+// knows is whether a function of this name may be defined (a quick test).
+func (d *defs) knows(name string) bool {
+	return d.functions[name] || d.outer != nil && d.outer.knows(name)
+}
+
+// export notes export -f NAME (declare -fx NAME): bash -c sees the function
+// too.
+func (d *defs) export(run *invocation) {
+	if run.name != "export" && run.name != "declare" && run.name != "typeset" {
+		return
+	}
+	if !slices.ContainsFunc(run.args, func(arg string) bool { return isShort(arg) && strings.Contains(arg, "f") }) {
+		return
+	}
+	for _, arg := range positionals(run.args) {
+		d.exported[arg] = true
+	}
+}
+
+// groups returns the bodies a command name in scope may run, by where they
+// are defined: its subshell, those around it, then the code that runs it
+// (every false: those exported only).
+func (d *defs) groups(name string, scope int, every bool) []*group {
+	var found []*group
+	if own := d.own[name]; own != nil && (every || d.exported[name]) {
+		for at := scope; at >= 0; at = d.parents[at] {
+			if g := own[at]; g != nil {
+				found = append(found, g)
+			}
+		}
+	}
+	if d.outer != nil {
+		found = append(found, d.outer.groups(name, d.outerAt, every && d.passesAll)...)
+	}
+	return found
 }
 
 type memoKey struct {
@@ -1136,8 +1336,8 @@ type memoKey struct {
 	pipeline int
 }
 
-func newLine(runs []*invocation, functions map[string]bool) *line {
-	l := &line{functions, map[int][]*invocation{}, map[memoKey]int{}}
+func newLine(runs []*invocation, d *defs) *line {
+	l := &line{d, map[int][]*invocation{}, map[memoKey]int{}}
 	for _, run := range runs {
 		members := l.pipelines[run.command.pipeline]
 		run.position = len(members)
@@ -1167,20 +1367,29 @@ func newChecker(p *policy, cwd string) *checker {
 	return &checker{p, project, "/" + strings.Join(project, "/")}
 }
 
-func (c *checker) check(text string, depth int) *Refusal {
+// check judges a piece of code; outer is the code that runs it (nil: none),
+// from scope at, passing on all its functions (eval) or those exported.
+func (c *checker) check(text string, depth int, outer *defs, at int, passesAll bool) *Refusal {
 	if depth > maxDepth {
 		return tooDeep
 	}
-	p := &parser{tokens: tokens(text), functions: map[string]bool{}}
+	p := &parser{tokens: tokens(text), functions: map[string]bool{}, scope: -1}
 	p.parse("")
 	if p.tooDeep {
 		return tooDeep
 	}
-	runs := make([]*invocation, len(p.commands))
-	for i, command := range p.commands {
-		runs[i] = c.unwrap(command.words, command)
+	d := newDefs(p, outer, at, passesAll)
+	runs := make([]*invocation, 0, len(p.commands))
+	for _, command := range p.commands {
+		run := c.unwrap(command.words, command)
+		if b := command.body; b != nil && b.runs != nil {
+			b.runs = append(b.runs, run) // runs where the function is called
+		} else {
+			runs = append(runs, run)
+		}
+		d.export(run)
 	}
-	l := newLine(runs, p.functions)
+	l := newLine(runs, d)
 	for _, run := range runs {
 		if refusal := c.checkRun(run, l, depth); refusal != nil {
 			return refusal
@@ -1201,7 +1410,9 @@ func (c *checker) checkRun(run *invocation, l *line, depth int) *Refusal {
 	}
 	here := c.here // a cd in code run by another shell does not last
 	for _, code := range run.code {
-		refusal := c.check(code, depth+1)
+		// eval runs code in this shell, with its functions; bash -c sees
+		// only those exported
+		refusal := c.check(code, depth+1, l.defs, run.command.scope, run.name == "eval")
 		c.here = here
 		if refusal != nil {
 			return refusal
@@ -1209,11 +1420,46 @@ func (c *checker) checkRun(run *invocation, l *line, depth int) *Refusal {
 	}
 	for _, words := range run.execs {
 		inner := c.unwrap(words, run.command)
-		refusal := c.checkRun(inner, newLine([]*invocation{inner}, l.functions), depth+1)
+		refusal := c.checkRun(inner, newLine([]*invocation{inner}, l.defs), depth+1)
 		c.here = here
 		if refusal != nil {
 			return refusal
 		}
+	}
+	if l.defs.knows(run.name) {
+		return c.call(run, l, depth)
+	}
+	return nil
+}
+
+// call judges a function called: each body, where it is first called.
+func (c *checker) call(run *invocation, l *line, depth int) *Refusal {
+	for _, g := range l.defs.groups(run.name, run.command.scope, true) {
+		if g.busy {
+			continue
+		}
+		if g.checked == len(g.bodies) && g.moves {
+			c.here = "" // where a cd leads this time is not followed
+		}
+		g.busy = true
+		for g.checked < len(g.bodies) {
+			if depth >= maxDepth {
+				return tooDeep
+			}
+			b := g.bodies[g.checked]
+			g.checked++
+			here := c.here
+			if b.line == nil {
+				b.line = newLine(b.runs, b.defs)
+			}
+			for _, inner := range b.runs {
+				if refusal := c.checkRun(inner, b.line, depth+1); refusal != nil {
+					return refusal
+				}
+			}
+			g.moves = g.moves || c.here != here
+		}
+		g.busy = false
 	}
 	return nil
 }
@@ -1297,7 +1543,7 @@ func (c *checker) findCode(run *invocation) {
 		found := false
 		for i := 0; i+1 < len(run.args) && !found; i++ {
 			for _, option := range options {
-				if optionMatches(run.args[i], option) {
+				if optionMatches(run.args[i], option, nil) {
 					code := run.args[i+1]
 					if code == "--" && i+2 < len(run.args) {
 						code = run.args[i+2] // bash -c -- CODE
@@ -1313,26 +1559,67 @@ func (c *checker) findCode(run *invocation) {
 		}
 	}
 	if run.name == "find" {
-		paths := leading(run.args)
-		if len(paths) == 0 {
-			paths = []string{"."}
+		c.findPaths(run)
+	}
+}
+
+// findPaths puts find's folders first in its words (narrowed to NAME by
+// -name NAME), its tests after them, and the commands of its -exec ... ;
+// apart.
+func (c *checker) findPaths(run *invocation) {
+	args := run.args
+	i := 0 // -H, -L, -P, -D opts, -O3: options before the folders
+	for i < len(args) && slices.Contains([]string{"-H", "-L", "-P", "-D", "-O"}, args[i][:min(2, len(args[i]))]) {
+		if args[i] == "-D" {
+			i++
 		}
-		for i := 0; i < len(run.args); i++ {
-			switch run.args[i] {
-			case "-exec", "-execdir", "-ok", "-okdir":
-				var words []string
-				pending := paths // take the place of the first {} only
-				for i++; i < len(run.args) && run.args[i] != ";" && run.args[i] != "+"; i++ {
-					if run.args[i] == "{}" && len(pending) > 0 {
-						words = append(words, pending...)
-						pending = nil
-					} else {
-						words = append(words, run.args[i])
-					}
-				}
-				run.execs = append(run.execs, words)
+		i++
+	}
+	start := i
+	for i < len(args) && !isOption(args[i]) && args[i] != "(" && args[i] != "!" {
+		i++
+	}
+	folders, tests := args[start:min(i, len(args))], slices.Clone(args[:min(start, len(args))])
+	var execs [][]string
+	name, named, widened := "", false, false
+	for i < len(args) {
+		switch arg := args[i]; {
+		case arg == "-exec" || arg == "-execdir" || arg == "-ok" || arg == "-okdir":
+			end := i + 1
+			for end < len(args) && args[end] != ";" && args[end] != "+" {
+				end++
 			}
+			execs = append(execs, args[i+1:end])
+			i = end + 1
+			continue
+		case c.policy.widenedBy.has(arg):
+			widened = true // -o, !: what the name does not match may be found too
+		case c.policy.narrowedBy.has(arg) && !named && i+1 < len(args):
+			name, named = args[i+1], true
 		}
+		tests = append(tests, args[i])
+		i++
+	}
+	if named && !widened && !strings.ContainsAny(name, "*?[\\") {
+		if len(folders) == 0 {
+			folders = []string{"."}
+		}
+		narrowed := make([]string, len(folders))
+		for k, folder := range folders {
+			narrowed[k] = folder + "/" + name
+		}
+		folders = narrowed
+	}
+	run.args = append(slices.Clone(folders), tests...)
+	paths := folders
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	for _, words := range execs { // the folders take the place of the first {}
+		if at := slices.Index(words, "{}"); at >= 0 {
+			words = append(append(slices.Clone(words[:at]), paths...), words[at+1:]...)
+		}
+		run.execs = append(run.execs, words)
 	}
 }
 
@@ -1378,14 +1665,17 @@ func (c *checker) wordsHold(r *rule, run *invocation) bool {
 		args = args[sub+1:]
 	}
 	args = fromIndex(args, r.skip)
-	if r.option == nil && r.notOption == nil && r.arg == nil && r.target == nil {
+	if r.option == nil && r.notOption == nil && r.arg == nil && r.target == nil && r.minArgs == 0 {
 		return true
 	}
 	options, positionals, values := split(args, withValue)
-	if r.option != nil && !anyOption(options, r.option) {
+	if r.option != nil && !anyOption(options, r.option, withValue) {
 		return false
 	}
-	if r.notOption != nil && anyOption(options, r.notOption) {
+	if r.notOption != nil && anyOption(options, r.notOption, withValue) {
+		return false
+	}
+	if len(positionals) < r.minArgs {
 		return false
 	}
 	if r.arg != nil && !slices.ContainsFunc(positionals, r.arg.matches) {
@@ -1407,10 +1697,10 @@ func fromIndex(list []string, i int) []string {
 	return list[min(i, len(list)):]
 }
 
-func anyOption(options []string, wanted *patterns) bool {
+func anyOption(options []string, wanted, withValue *patterns) bool {
 	for _, option := range options {
 		for _, w := range wanted.list {
-			if optionMatches(option, w) {
+			if optionMatches(option, w, withValue) {
 				return true
 			}
 		}
@@ -1437,7 +1727,7 @@ func printed(run *invocation) []string {
 // forkBomb is whether run is a function defined here, run twice in one
 // pipeline: name() { name | name & }.
 func forkBomb(run *invocation, l *line) bool {
-	if !l.functions[run.name] {
+	if !l.defs.functions[run.name] {
 		return false
 	}
 	key := memoKey{what: "fork bomb", name: run.name, pipeline: run.command.pipeline}
@@ -1528,7 +1818,7 @@ func (c *checker) pipedTo(run *invocation, l *line, names *patterns) bool {
 func (c *checker) readsProgram(run *invocation) bool {
 	options := c.policy.codeOptions(run.name)
 	for _, arg := range run.args {
-		if isOption(arg) && slices.ContainsFunc(options, func(o string) bool { return optionMatches(arg, o) }) {
+		if isOption(arg) && slices.ContainsFunc(options, func(o string) bool { return optionMatches(arg, o, nil) }) {
 			return false
 		}
 	}
@@ -1565,7 +1855,7 @@ func leading(args []string) []string {
 func subcommand(args []string, withValue *patterns) int {
 	for i := 0; i < len(args); {
 		switch {
-		case withValue != nil && withValue.has(args[i]):
+		case takesValue(args[i], withValue):
 			i += 2
 		case isOption(args[i]):
 			i++
@@ -1591,7 +1881,7 @@ func split(args []string, withValue *patterns) (options, positionals, values []s
 			continue
 		}
 		options = append(options, arg)
-		if withValue != nil && withValue.has(arg) {
+		if takesValue(arg, withValue) {
 			i++
 		} else if _, value, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(arg, "--") {
 			values = append(values, value)

@@ -81,6 +81,29 @@ TOO_DEEP = Refusal(
 
 
 @dataclass
+class Body:
+    """A function's body: its commands run where the function is called."""
+
+    name: str
+    scope: int  # where it is defined: it is seen there and in its subshells
+    depth: int = -1  # the braces open around it; -1 until its { or ( is read
+    closed: bool = False  # its } or ) was read: until then its commands run
+    runs: list | None = None  # its commands behind their wrappers
+    line: Line | None = None
+    defs: Defs | None = None  # the functions of the code it is defined in
+
+
+@dataclass
+class Group:
+    """The bodies of one name defined in one subshell, judged in turn."""
+
+    bodies: list
+    checked: int = 0  # how many are judged (once a decision, at a call)
+    moves: bool = False  # a cd in one moved where relative paths point
+    busy: bool = False  # being judged: a call in them does not judge them again
+
+
+@dataclass
 class Simple:
     """One simple command: its words, redirections and where it stands."""
 
@@ -90,6 +113,9 @@ class Simple:
     subs: list  # the simple commands of its $(...), `...` and <(...)
     nested: bool  # inside ( ), $( ), `` or <( ): a cd there does not last
     stdin: str | None = None  # a here-document's text
+    scope: int = 0  # the subshell it stands in
+    body: Body | None = None  # the function whose body it is in
+    keywords: int = 0  # how many of its first words are keywords ({, if, ...)
 
 
 class Parser:
@@ -110,6 +136,11 @@ class Parser:
         self.depth = 0
         self.too_deep = False
         self.heredocs: list = []  # (simple command, delimiter, strip tabs)
+        self.scope = -1
+        self.parents: list[int] = []  # each subshell's parent
+        self.bodies: list[Body] = []  # the functions defined, in order
+        self.open: list[Body] = []  # the bodies being read, innermost last
+        self.braces = 0  # the { read and not yet closed by a }
 
     def peek(self) -> str:
         return self.tokens[self.i] if self.i < len(self.tokens) else ""
@@ -125,6 +156,9 @@ class Parser:
             self.i = len(self.tokens)
             return []
         self.depth += 1
+        parent = self.scope  # ( ), $( ), `` and <( ) start a subshell
+        self.scope = len(self.parents)
+        self.parents.append(parent)
         found: list[Simple] = []
         pipeline = self.new_pipeline()
         while self.i < len(self.tokens):
@@ -149,10 +183,12 @@ class Parser:
             else:
                 self.simple_command(found, end, pipeline)
         self.depth -= 1
+        self.scope = parent
         return found
 
     def simple_command(self, found: list[Simple], end: str, pipeline: int) -> None:
-        command = Simple([], [], pipeline, [], self.depth > 1)
+        command = Simple([], [], pipeline, [], self.depth > 1, None, self.scope)
+        command.body = self.open[-1] if self.open else None
         words = command.words
         while self.i < len(self.tokens):
             token = self.tokens[self.i]
@@ -173,9 +209,20 @@ class Parser:
             elif token == "(":
                 self.i += 1
                 self.skip_blanks()
-                if len(words) == 1 and self.peek() == ")":
+                waiting = len(words) == command.keywords and self.open
+                if len(words) == command.keywords + 1 and self.peek() == ")":
                     self.i += 1
-                    self.functions.add(words.pop())  # name() { ...; }
+                    self.define(command, words.pop())  # name() { ...; }
+                elif waiting and self.open[-1].depth < 0:
+                    body = self.open[-1]
+                    if self.peek() == ")":
+                        self.i += 1  # function name() { ...; }
+                    else:  # name() ( ... ): the body is a subshell
+                        body.depth = self.braces
+                        found.extend(self.parse(")"))
+                        if not body.closed:  # with the bodies left open in it
+                            body.closed = True
+                            del self.open[self.open.index(body) :]
                 else:
                     found.extend(self.parse(")"))  # a subshell: its commands run
             elif token[0] == "#" and self.starts_word():
@@ -183,23 +230,43 @@ class Parser:
                     self.i += 1  # a comment
             elif token[0] not in SYNTAX and self.ends_after(token, end):
                 self.i += 1  # a plain word: the usual case, taken whole
-                if token == "function" and not words:
-                    self.skip_blanks()
-                    if self.peek() and self.peek() not in ENDS_WORD:
-                        self.functions.add(self.word(command, end))
-                else:
-                    words.append(token)
+                self.add_word(command, token, end)
             else:
-                word = self.word(command, end)
-                if word == "function" and not words:
-                    self.skip_blanks()
-                    if self.peek() and self.peek() not in ENDS_WORD:
-                        self.functions.add(self.word(command, end))
-                else:
-                    words.append(word)
+                self.add_word(command, self.word(command, end), end)
         if words or command.redirects:
             found.append(command)
             self.commands.append(command)
+
+    def add_word(self, command: Simple, word: str, end: str) -> None:
+        """A word of the command; { and } in front open and close bodies."""
+        words = command.words
+        if len(words) == command.keywords:
+            if word == "function":
+                self.skip_blanks()
+                if self.peek() and self.peek() not in ENDS_WORD:
+                    self.define(command, self.word(command, end))
+                return
+            if word in KEYWORDS:
+                command.keywords += 1
+                if word == "{":
+                    if self.open and self.open[-1].depth < 0:
+                        self.open[-1].depth = self.braces  # the body starts
+                    self.braces += 1
+                elif word == "}":
+                    self.braces = max(0, self.braces - 1)
+                    body = self.open[-1] if self.open else None
+                    if body and 0 <= body.depth and self.braces <= body.depth:
+                        body.closed = True
+                        self.open.pop()
+        words.append(word)
+
+    def define(self, command: Simple, name: str) -> None:
+        """name() or function name: what follows is the function's body."""
+        body = Body(name, self.scope)
+        self.functions.add(name)
+        self.bodies.append(body)
+        self.open.append(body)
+        command.body = body
 
     def ends_after(self, token: str, end: str) -> bool:
         """Whether the word ends with this token (no quote or $ joined to it)."""
@@ -522,15 +589,41 @@ def is_short(word: str) -> bool:
     return len(word) > 1 and word[0] == "-" and word[1] != "-"
 
 
-def any_option(options: list, wanted: list) -> bool:
+def any_option(options: list, wanted: list, with_value: list) -> bool:
     """Whether one of `options` is one of `wanted` (as option_matches says)."""
-    return any(option_matches(option, w) for option in options for w in wanted)
+    return any(
+        option_matches(option, w, with_value) for option in options for w in wanted
+    )
 
 
-def option_matches(word: str, wanted: str) -> bool:
-    """-f matches any cluster with an f (-rf); longer names match whole (=value aside)."""
+def value_at(word: str, with_value: list) -> int:
+    """Where the first letter of a cluster that takes a value stands (0: none):
+    in git checkout -qbNAME, b; the rest of the word is its value."""
+    for i in range(1, len(word)):
+        if "-" + word[i] in with_value:
+            return i
+    return 0
+
+
+def takes_value(word: str, with_value: list) -> bool:
+    """Whether the next word is the option's value: -C DIR, or -qb NAME."""
+    if word in with_value:
+        return True
+    return (
+        bool(with_value)
+        and is_short(word)
+        and value_at(word, with_value) == len(word) - 1
+    )
+
+
+def option_matches(word: str, wanted: str, with_value: list = ()) -> bool:
+    """-f matches any cluster with an f (-rf) before a letter that takes a
+    value (not -bfix); longer names match whole (=value aside)."""
     if len(wanted) == 2 and wanted != "--":
-        return is_short(word) and wanted[1] in word[1:]
+        if not is_short(word):
+            return False
+        at = value_at(word, with_value) if with_value else 0
+        return wanted[1] in (word[1 : at + 1] if at else word[1:])
     name = word.split("=", 1)[0]
     return (
         word == wanted
@@ -648,11 +741,60 @@ class Invocation:
     position: int = 0  # where it stands in its pipeline
 
 
+class Defs:
+    """The functions a piece of code may call: its own, and those of the code
+    that runs it (outer: (its Defs, the scope it runs from, and whether all
+    are passed on, as eval does, or only those exported, as bash -c does)."""
+
+    def __init__(self, parser: Parser, outer: tuple | None) -> None:
+        self.functions = parser.functions  # every name defined
+        self.parents = parser.parents
+        self.outer = outer
+        self.own: dict[str, dict[int, Group]] = {}  # by name, by scope
+        self.exported: set[str] = set()
+        # eval's functions last after it: their bodies are judged as they stand
+        deferred = not (outer and outer[2])
+        for body in parser.bodies:
+            if body.closed and deferred:
+                groups = self.own.setdefault(body.name, {})
+                groups.setdefault(body.scope, Group([])).bodies.append(body)
+                body.defs = self
+                body.runs = []
+
+    def knows(self, name: str) -> bool:
+        """Whether a function of this name may be defined (a quick test)."""
+        return name in self.functions or bool(self.outer) and self.outer[0].knows(name)
+
+    def export(self, run: Invocation) -> None:
+        """export -f NAME (declare -fx NAME): bash -c sees the function too."""
+        if run.name in ("export", "declare", "typeset") and any(
+            is_short(arg) and "f" in arg for arg in run.args
+        ):
+            self.exported.update(arg for arg in run.args if not is_option(arg))
+
+    def groups(self, name: str, scope: int, every: bool = True) -> list:
+        """The bodies a command `name` in `scope` may run, by where they are
+        defined: its subshell, those around it, then the code that runs it
+        (every=False: those exported only)."""
+        found = []
+        own = self.own.get(name) if every or name in self.exported else None
+        at = scope if own else -1
+        while at >= 0:
+            if at in own:
+                found.append(own[at])
+            at = self.parents[at]
+        if self.outer:
+            defs, at, passes_all = self.outer
+            found += defs.groups(name, at, every and passes_all)
+        return found
+
+
 class Line:
     """The simple commands of one piece of code, grouped by pipeline."""
 
-    def __init__(self, runs: list, functions: set) -> None:
-        self.functions = functions
+    def __init__(self, runs: list, defs: Defs) -> None:
+        self.defs = defs
+        self.functions = defs.functions
         self.pipelines: dict[int, list[Invocation]] = {}
         for run in runs:
             members = self.pipelines.setdefault(run.command.pipeline, [])
@@ -680,15 +822,26 @@ class Checker:
         self.not_secrets = classes.get("not secret", [])
         self.shells = data.get("shells", [])
 
-    def check(self, text: str, depth: int) -> Refusal | None:
+    def check(
+        self, text: str, depth: int, outer: tuple | None = None
+    ) -> Refusal | None:
         if depth > MAX_DEPTH:
             return TOO_DEEP
         parser = Parser(text)
         parser.parse()
         if parser.too_deep:
             return TOO_DEEP
-        runs = [self.unwrap(command.words, command) for command in parser.commands]
-        line = Line(runs, parser.functions)
+        defs = Defs(parser, outer)
+        runs = []
+        for command in parser.commands:
+            run = self.unwrap(command.words, command)
+            body = command.body
+            if body is not None and body.runs is not None:
+                body.runs.append(run)  # runs where the function is called
+            else:
+                runs.append(run)
+            defs.export(run)
+        line = Line(runs, defs)
         for run in runs:
             refusal = self.check_run(run, line, depth)
             if refusal:
@@ -705,17 +858,46 @@ class Checker:
         if run.name in ("echo", "printf") and self.piped_to(run, line, self.shells):
             run.code.append(" ".join(printed(run)))  # echo 'CODE' | sh
         here = self.here  # a cd in code run by another shell does not last
+        # eval runs code in this shell, with its functions; bash -c sees
+        # only those exported
+        outer = (line.defs, run.command.scope, run.name == "eval")
         for code in run.code:
-            refusal = self.check(code, depth + 1)
+            refusal = self.check(code, depth + 1, outer)
             self.here = here
             if refusal:
                 return refusal
         for words in run.execs:
             inner = self.unwrap(words, run.command)
-            refusal = self.check_run(inner, Line([inner], line.functions), depth + 1)
+            refusal = self.check_run(inner, Line([inner], line.defs), depth + 1)
             self.here = here
             if refusal:
                 return refusal
+        if line.defs.knows(run.name):
+            return self.call(run, line, depth)
+        return None
+
+    def call(self, run: Invocation, line: Line, depth: int) -> Refusal | None:
+        """A function called: each body judged where it is first called."""
+        for group in line.defs.groups(run.name, run.command.scope):
+            if group.busy:
+                continue
+            if group.checked == len(group.bodies) and group.moves:
+                self.here = None  # where a cd leads this time is not followed
+            group.busy = True
+            while group.checked < len(group.bodies):
+                if depth >= MAX_DEPTH:
+                    return TOO_DEEP
+                body = group.bodies[group.checked]
+                group.checked += 1
+                here = self.here
+                if body.line is None:
+                    body.line = Line(body.runs, body.defs)
+                for inner in body.runs:
+                    refusal = self.check_run(inner, body.line, depth + 1)
+                    if refusal:
+                        return refusal
+                group.moves = group.moves or self.here != here
+            group.busy = False
         return None
 
     def follow_cd(self, run: Invocation, line: Line) -> None:
@@ -788,22 +970,42 @@ class Checker:
                 if run.command.stdin is not None and not positionals:
                     run.code.append(run.command.stdin)  # bash <<EOF, bash <<< CODE
         if run.name == "find":
-            paths = leading(run.args) or ["."]
-            i = 0
-            while i < len(run.args):
-                if run.args[i] in ("-exec", "-execdir", "-ok", "-okdir"):
-                    words: list[str] = []
-                    pending = paths  # take the place of the first {} only
-                    i += 1
-                    while i < len(run.args) and run.args[i] not in (";", "+"):
-                        if run.args[i] == "{}" and pending:
-                            words.extend(pending)
-                            pending = []
-                        else:
-                            words.append(run.args[i])
-                        i += 1
-                    run.execs.append(words)
-                i += 1
+            self.find_paths(run)
+
+    def find_paths(self, run: Invocation) -> None:
+        """find's folders first in its words (narrowed to NAME by -name NAME),
+        its tests after them, and the commands of its -exec ... ; apart."""
+        args, find = run.args, self.data.get("find", {})
+        i = 0  # -H, -L, -P, -D opts, -O3: options before the folders
+        while i < len(args) and args[i][:2] in ("-H", "-L", "-P", "-D", "-O"):
+            i += 2 if args[i] == "-D" else 1
+        start = i
+        while i < len(args) and not is_option(args[i]) and args[i] not in ("(", "!"):
+            i += 1
+        folders, tests, execs = args[start:i], args[:start], []
+        name, widened = None, False
+        while i < len(args):
+            if args[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+                end = i + 1
+                while end < len(args) and args[end] not in (";", "+"):
+                    end += 1
+                execs.append(args[i + 1 : end])
+                i = end + 1
+                continue
+            if args[i] in find.get("widened by", []):
+                widened = True  # -o, !: what the name does not match may be found too
+            elif args[i] in find.get("narrowed by", []) and name is None:
+                name = args[i + 1] if i + 1 < len(args) else None
+            tests.append(args[i])
+            i += 1
+        if name is not None and not widened and not any(c in name for c in "*?[\\"):
+            folders = [folder + "/" + name for folder in folders or ["."]]
+        run.args = folders + tests
+        for words in execs:  # the folders take the place of the first {}
+            if "{}" in words:
+                at = words.index("{}")
+                words = words[:at] + (folders or ["."]) + words[at + 1 :]
+            run.execs.append(words)
 
     def code_options(self, name: str) -> list:
         """The options after which a shell or interpreter takes its code (-c)."""
@@ -852,12 +1054,15 @@ class Checker:
             or "not option" in rule
             or "arg" in rule
             or "target" in rule
+            or "min args" in rule
         ):
             return True
         options, positionals, values = split(args, with_value)
-        if "option" in rule and not any_option(options, rule["option"]):
+        if "option" in rule and not any_option(options, rule["option"], with_value):
             return False
-        if "not option" in rule and any_option(options, rule["not option"]):
+        if "not option" in rule and any_option(options, rule["not option"], with_value):
+            return False
+        if len(positionals) < rule.get("min args", 0):
             return False
         if "arg" in rule and not any(matches(arg, rule["arg"]) for arg in positionals):
             return False
@@ -980,7 +1185,7 @@ def subcommand(args: list, with_value: list) -> int | None:
     """Where the first word that is not an option stands (git's push, ...)."""
     i = 0
     while i < len(args):
-        if args[i] in with_value:
+        if takes_value(args[i], with_value):
             i += 2
         elif is_option(args[i]):
             i += 1
@@ -1003,7 +1208,7 @@ def split(args: list, with_value: list) -> tuple[list, list, list]:
             break
         if is_option(arg):
             options.append(arg)
-            if arg in with_value:
+            if takes_value(arg, with_value):
                 i += 1
             elif arg.startswith("--") and "=" in arg:
                 values.append(arg.split("=", 1)[1])

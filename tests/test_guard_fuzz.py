@@ -32,7 +32,9 @@ zsh -c su busybox then do done else if while until ! { } ( ) $( ` find -delete -
 --force-with-lease +main origin main reset --hard checkout -- restore --staged clean -fdx -n
 branch -D stash drop commit -m scp nc rsync --delete host:/x python3 perl ruby node -e -m
 shutdown reboot systemctl kill -9 -1 1234 crontab iptables -F rm-rf /bin/rm \\rm "rm" 'rm'
-r''m '-rf' "-r" # \\ $'x' ${x:-a}"""
+r''m '-rf' "-r" # \\ $'x' ${x:-a} -bx -qbx -B switch --discard-changes worktree remove --help
+HEAD~1 src/ a.py .env __pycache__ -type -iname -o -not , g g() f() (f) export declare -fx
+--pathspec-from-file=x"""
 WORDS = WORDS_TEXT.split()
 # Characters on which regex engines disagree when a pattern is careless.
 ODD = [

@@ -66,10 +66,25 @@ def patterns:
 # Whether . fits one of the patterns ($p from patterns), * standing for any text.
 def fits($p): . as $w | $p.exact[$w] or some($p.globs[]; . as $g | $w | glob_fits($g));
 
-# -f matches any cluster with an f (-rf); longer names match whole (=value aside).
-def option_matches($wanted):
+# Where the first letter of a cluster that takes a value stands (0: none):
+# in git checkout -qbNAME, b; the rest of the word is its value.
+# $with_value: {OPTION: true} for the options that take the next word.
+def value_at($with_value):
+	explode as $letters
+	| first(range(1; $letters | length) | select($with_value["-" + ([$letters[.]] | implode)] != null)) // 0;
+
+# Whether the next word is the option's value: -C DIR, or -qb NAME.
+def takes_value($with_value):
+	$with_value[.] != null
+	or length > 2 and ($with_value | length) > 0 and is_short and value_at($with_value) == length - 1;
+
+# -f matches any cluster with an f (-rf) before a letter that takes a value
+# (not -bfix); longer names match whole (=value aside).
+def option_matches($wanted; $with_value):
 	if ($wanted | length) == 2 and $wanted != "--" then
-		is_short and (.[1:] | index($wanted[1:2]) != null)
+		is_short
+		and ((if length > 2 and ($with_value | length) > 0 then value_at($with_value) else 0 end) as $at
+			| if $at > 0 then .[1:$at + 1] else .[1:] end | index($wanted[1:2]) != null)
 	else
 		(split("=") | .[0] // "") as $name
 		| . == $wanted or $name == $wanted
@@ -83,10 +98,16 @@ def option_matches($wanted):
 # its command's): {id, words, redirects: [[operator, target]], pipeline,
 # subs: the words of its $(...)'s commands, nested}; .stdins, what here-
 # documents and here-strings give each command (by id), in order;
-# .functions defined; .found, the words of the current level's commands;
-# .w, .r and .s, the words, redirections and subs of the command being read;
-# .p, the parts of the word being read; .heredocs, the here-documents
+# .fnames, the functions defined; .found, the words of the current level's
+# commands;
+# .w, .r and .s, the words, redirections and subs of the command being read,
+# .nw its words and .kw its first words that are keywords, .cb the body it is
+# in; .p, the parts of the word being read; .heredocs, the here-documents
 # started on the current line; .ret, what the last step gives back.
+# Subshells: .scope, the one read, and .parents, each one's parent. Function
+# bodies: .bodies ({id, name, scope} each), .open (those being read,
+# innermost last: {id, depth}, depth the braces open around it, -1 until its
+# { or ( is read), .closed (the ids of those whose } or ) was read), .braces.
 # Steps change it with setpath, several times quicker than .i += 1 in jq 1.6.
 # Lists that grow with the command are chains, [rest, last] (null when
 # empty): adding to them takes the same time however long they are.
@@ -275,11 +296,39 @@ def parse($stop):
 			lines($heredoc; []) | setpath(["stdins"]; [.stdins, ["<<", $heredoc[0], (.ret | join("\n"))]]))
 		| setpath(["heredocs"]; null);
 
+	# name() or function name: what follows is the function's body.
+	def define($name):
+		.nb as $id
+		| setpath(["nb"]; $id + 1) | setpath(["fnames"]; [.fnames, $name])
+		| setpath(["bodies"]; [.bodies, {id: $id, name: $name, scope: .scope}])
+		| setpath(["open"]; [.open, {id: $id, depth: -1}]) | setpath(["cb"]; $id);
+
 	# function NAME: the name is defined.
 	def function_name($stop):
 		skip_blanks
-		| if peek != "" and (peek | ends_word | not) then word($stop) | .functions[.ret] = true
+		| if peek != "" and (peek | ends_word | not) then word($stop) | define(.ret)
 		else . end;
+
+	# A word of the command; { and } in front open and close bodies.
+	def add_word($word; $stop):
+		if .nw == .kw and $word == "function" then function_name($stop)
+		else
+			(if .nw == .kw and ($word | is_keyword) then
+				setpath(["kw"]; .kw + 1)
+				| if $word == "{" then
+					(if .open != null and .open[1].depth < 0 then
+						setpath(["open", 1, "depth"]; .braces) # the body starts
+					else . end)
+					| setpath(["braces"]; .braces + 1)
+				elif $word == "}" then
+					setpath(["braces"]; [.braces - 1, 0] | max)
+					| if .open != null and (.open[1].depth as $depth | $depth >= 0 and .braces <= $depth) then
+						setpath(["closed"]; [.closed, .open[1].id]) | setpath(["open"]; .open[0])
+					else . end
+				else . end
+			else . end)
+			| setpath(["w"]; [.w, $word]) | setpath(["nw"]; .nw + 1)
+		end;
 
 	def simple_command($stop):
 		# Whether the token $k is a plain word, taken whole (the usual case).
@@ -290,10 +339,15 @@ def parse($stop):
 				else is_blank or ends_word or . == $stop end);
 		def words:
 			.t as $t
-			# plain words and blanks, taken at once
-			| (first(range(.i; .n) | select(($t[.] | is_blank) or plain($t; .) | not)) // .n) as $upto
+			# plain words and blanks, taken at once once a word that is not a
+			# keyword has come
+			| (if .nw == .kw and (.i >= .n or ($t[.i] | is_blank or is_keyword) or (plain($t; .i) | not))
+			then .i
+			else first(range(.i; .n) | select(($t[.] | is_blank) or plain($t; .) | not)) // .n end) as $upto
 			| if $upto == .i then . else
-				setpath(["w"]; reduce range(.i; $upto) as $k (.w; if $t[$k] | is_blank then . else [., $t[$k]] end))
+				[range(.i; $upto) | select($t[.] | is_blank | not)] as $plain
+				| setpath(["w"]; reduce $plain[] as $k (.w; [., $t[$k]]))
+				| setpath(["nw"]; .nw + ($plain | length))
 				| setpath(["i"]; $upto)
 			end
 			| if .i >= .n then .
@@ -309,33 +363,42 @@ def parse($stop):
 				elif $token == "<" or $token == ">" then redirect($stop)
 				elif $token == "(" then
 					setpath(["i"]; .i + 1) | skip_blanks
-					| if .w != null and .w[0] == null and peek == ")" then
-						setpath(["i"]; .i + 1) | .functions[.w[1]] = true | setpath(["w"]; null) # name() { ...; }
+					| if .nw == .kw + 1 and peek == ")" then # name() { ...; }
+						setpath(["i"]; .i + 1) | .w[1] as $name
+						| setpath(["w"]; .w[0]) | setpath(["nw"]; .nw - 1) | define($name)
+					elif .nw == .kw and .open != null and .open[1].depth < 0 then
+						if peek == ")" then setpath(["i"]; .i + 1) # function name() { ...; }
+						else # name() ( ... ): the body is a subshell
+							.open[1].id as $id
+							| setpath(["open", 1, "depth"]; .braces) | parse(")") | add_chain("found")
+							# unless a } closed it: closed, with the bodies left open in it
+							| (.open | until(. == null or .[1].id <= $id; .[0])) as $from
+							| if $from != null and $from[1].id == $id then
+								setpath(["closed"]; [.closed, $id]) | setpath(["open"]; $from[0])
+							else . end
+						end
 					else parse(")") | add_chain("found") end # a subshell: its commands run
 				elif ($token | startswith("#")) and starts_word then
 					setpath(["i"]; next("\n")) # a comment
 				elif ($token | syntax | not) and ends_after($token; $stop) then
 					setpath(["i"]; .i + 1) # a plain word: the usual case, taken whole
-					| if $token == "function" and .w == null then function_name($stop)
-					else setpath(["w"]; [.w, $token]) end
-				else
-					word($stop)
-					| if .ret == "function" and .w == null then function_name($stop)
-					else setpath(["w"]; [.w, .ret]) end
-				end)
+					| add_word($token; $stop)
+				else word($stop) | add_word(.ret; $stop) end)
 				| words
 			end end;
-		{cur, w, r, s} as $outer
+		{cur, w, r, s, nw, kw, cb} as $outer
 		# nested: inside ( ), $( ), `` or <( ), where a cd does not last
-		| {id: .ids, pipeline: .pipe, nested: (.depth > 1)} as $command
+		| {id: .ids, pipeline: .pipe, nested: (.depth > 1), scope} as $command
 		| setpath(["cur"]; .ids) | setpath(["ids"]; .ids + 1)
 		| setpath(["w"]; null) | setpath(["r"]; null) | setpath(["s"]; null)
+		| setpath(["nw"]; 0) | setpath(["kw"]; 0) | setpath(["cb"]; .open[1].id)
 		| words
 		| if .w == null and .r == null then .
 		else
 			(.w | items) as $words
 			| setpath(["found"]; [.found, $words])
-			| setpath(["done"]; [.done, $command + {words: $words, redirects: (.r | items), subs: (.s | items)}])
+			| setpath(["done"]; [.done, $command
+				+ {words: $words, redirects: (.r | items), subs: (.s | items), body: .cb}])
 		end
 		| . + $outer;
 
@@ -357,7 +420,9 @@ def parse($stop):
 		end end;
 	if .depth >= max_nesting then setpath(["too_deep"]; true) | setpath(["i"]; .n) | setpath(["ret"]; null)
 	else
-		{found, pipe} as $outer
+		{found, pipe, scope} as $outer
+		# ( ), $( ), `` and <( ) start a subshell
+		| setpath(["parents"]; [.parents, .scope]) | setpath(["scope"]; .scopes) | setpath(["scopes"]; .scopes + 1)
 		| setpath(["depth"]; .depth + 1) | setpath(["found"]; null) | new_pipeline
 		| commands
 		| setpath(["depth"]; .depth - 1) | setpath(["ret"]; .found) | . + $outer
@@ -366,15 +431,20 @@ def parse($stop):
 # The simple commands of a text, each with .subs as the words of its
 # substitutions' commands, and the functions it defines.
 def parsed:
-	{t: tokens, i: 0, ids: 0, done: null, stdins: null, functions: {}, pipelines: 0, pipe: 0,
-	 depth: 0, too_deep: false, heredocs: null, found: null, w: null, r: null, s: null, p: null, cur: null}
+	{t: tokens, i: 0, ids: 0, done: null, stdins: null, fnames: null, pipelines: 0, pipe: 0,
+	 depth: 0, too_deep: false, heredocs: null, found: null, w: null, r: null, s: null, p: null, cur: null,
+	 nw: 0, kw: 0, cb: null, scope: -1, scopes: 0, parents: null, bodies: null, nb: 0, open: null,
+	 closed: null, braces: 0}
 	| setpath(["n"]; (.t | length))
 	| parse("")
 	# a here-document sets a command's stdin; a here-string, when none has yet
 	| (reduce (.stdins | items[]) as [$kind, $id, $text] ({};
 		($id | tostring) as $key
 		| if $kind == "<<<" and has($key) then . else setpath([$key]; $text) end)) as $stdin
-	| {too_deep, functions,
+	| ([.closed | items[] | {key: tostring, value: true}] | from_entries) as $closed
+	| {too_deep, parents: (.parents | items),
+	   functions: ([.fnames | items[] | {key: ., value: true}] | from_entries),
+	   bodies: [.bodies | items[] | select($closed[.id | tostring])],
 	   commands: [.done | items[] | .stdin = $stdin[.id | tostring]]};
 
 # --- Where a path points -------------------------------------------------------------
@@ -500,6 +570,9 @@ def guard_policy($rules; $policy):
 	   "option values": (($data["option values"] // {})
 		| map_values(as_set)),
 	   temp: [($classes.temp // [])[] | normal],
+	   # find's tests that narrow what it finds to FOLDER/NAME, and those that undo it
+	   find: ($data.find // {} | {narrowed: .["narrowed by"], widened: .["widened by"]}
+		| map_values(. // [] | map(select(type == "string") | {key: ., value: true}) | from_entries)),
 	   devices: (($classes.device // []) | patterns),
 	   secrets: (($classes.secret // []) | patterns),
 	   "not secrets": (($classes["not secret"] // []) | patterns)}
@@ -563,6 +636,36 @@ def code_options($data):
 def leading: first(range(length) as $i | select(.[$i] | is_option or . == "(" or . == "!") | .[:$i])
 	// .;
 
+# find's folders first in its words (narrowed to NAME by -name NAME), its
+# tests after them, and the commands of its -exec ... ; apart.
+def find_paths($data):
+	.args as $args
+	| ($args | length) as $n
+	# -H, -L, -P, -D opts, -O3: options before the folders
+	| ({i: 0} | until(.i >= $n or {"-H": 1, "-L": 1, "-P": 1, "-D": 1, "-O": 1}[$args[.i][0:2]] == null;
+		.i += (if $args[.i] == "-D" then 2 else 1 end)) | .i) as $start
+	| (first(range($start; $n) | select($args[.] | is_option or . == "(" or . == "!")) // $n) as $tests_at
+	| [foreach range($tests_at; $n) as $i ({skip: 0};
+		if .skip > 0 then .skip -= 1 | .out = null
+		elif {"-exec": 1, "-execdir": 1, "-ok": 1, "-okdir": 1}[$args[$i]] != null then
+			(first(range($i + 1; $n) | select($args[.] == ";" or $args[.] == "+")) // $n) as $stop
+			| .skip = $stop - $i | .out = {exec: $args[$i + 1:$stop]}
+		else .out = {test: $i} end;
+		.out | values)] as $parts
+	| [$parts[] | .test | values] as $tests
+	| (first($tests[] | select($data.find.narrowed[$args[.]] != null) | {name: $args[. + 1]})
+		// {name: null} | .name) as $name
+	# -o, !: what the name does not match may be found too
+	| (some($tests[]; $data.find.widened[$args[.]] != null)) as $widened
+	| ($args[$start:$tests_at]
+		| if $name != null and ($widened | not) and ($name | test("[*?\\[\\\\]") | not) then
+			(if . == [] then ["."] else . end) | map(. + "/" + $name)
+		else . end) as $folders
+	| ($folders | if . == [] then ["."] else . end) as $paths
+	| .args = $folders + $args[:$start] + [$tests[] | $args[.]]
+	| .execs += [$parts[] | .exec | values # the folders take the place of the first {}
+		| index(["{}"]) as $first | if $first == null then . else .[:$first] + $paths + .[$first + 1:] end];
+
 # The shell code a run runs: sh -c CODE, eval ..., find -exec ... ;
 def find_code($data):
 	(if .name == "eval" then .code += [.args | join(" ")] else . end)
@@ -570,7 +673,7 @@ def find_code($data):
 		(.name | code_options($data)) as $options
 		| .args as $args
 		| (first(range(0; ($args | length) - 1) as $i
-			| select(some($options[]; . as $o | $args[$i] | option_matches($o)))
+			| select(some($options[]; . as $o | $args[$i] | option_matches($o; {})))
 			| if $args[$i + 1] == "--" and $i + 2 < ($args | length) then $args[$i + 2] # bash -c -- CODE
 			else $args[$i + 1] end)
 			// null) as $code
@@ -579,22 +682,7 @@ def find_code($data):
 			.code += [.command.stdin] # bash <<EOF, bash <<< CODE
 		else . end
 	else . end)
-	| if .name == "find" then
-		(.args | leading | if . == [] then ["."] else . end) as $paths
-		| .execs += [foreach (.args | range(length) as $i | [.[$i], .[$i + 1:]]) as [$arg, $rest]
-			({skip: 0};
-			if .skip > 0 then .skip -= 1 | .out = null
-			elif $arg == "-exec" or $arg == "-execdir" or $arg == "-ok" or $arg == "-okdir" then
-				(first($rest | range(length) as $j | select(.[$j] == ";" or .[$j] == "+") | $j)
-					// ($rest | length)) as $stop
-				| .skip = $stop + 1
-				| $rest[:$stop] as $words
-				| ($words | index(["{}"])) as $first # the paths take the first {}'s place only
-				| .out = if $first == null then $words
-					else $words[:$first] + $paths + $words[$first + 1:] end
-			else .out = null end;
-			.out | values)]
-	else . end;
+	| if .name == "find" then find_paths($data) else . end;
 
 # The command that runs, behind keywords, assignments and wrappers.
 def unwrap($data; $command):
@@ -638,12 +726,12 @@ def unwrap($data; $command):
 # null. $with_value: {OPTION: true} for the options that take the next word.
 def subcommand($with_value):
 	. as $args
-	| if length > 0 and (.[0] | is_option | not) and $with_value[.[0]] == null
+	| if length > 0 and (.[0] | is_option | not) and (.[0] | takes_value($with_value) | not)
 	then 0 # the usual case
 	else {i: 0}
 	| until(.i >= ($args | length) or .found;
 		$args[.i] as $arg
-		| if $with_value[$arg] != null then setpath(["i"]; .i + 2)
+		| if $arg | takes_value($with_value) then setpath(["i"]; .i + 2)
 		elif $arg | is_option then setpath(["i"]; .i + 1)
 		else setpath(["found"]; true) end)
 	| if .found then .i else null end
@@ -652,24 +740,27 @@ def subcommand($with_value):
 # Options, positional words, and the values of --name=value options.
 def split_args($with_value):
 	. as $args
-	| if every(.[]; . != "--" and $with_value[.] == null)
+	| if every(.[]; . != "--" and (takes_value($with_value) | not))
 	then # the usual case: a word is an option or not, whatever stands before it
 		{options: map(select(is_option)), positionals: map(select(is_option | not)),
 		 values: [.[] | select(startswith("--") and index("=") != null) | after("=")]}
 	else
-	{i: 0, options: [], positionals: [], values: []}
-	| until(.i >= ($args | length);
-		$args[.i] as $arg
-		| if $arg == "--" then
-			.options += [$arg] | .positionals += $args[.i + 1:] | .i = ($args | length)
+	# each word as an option (with the value of --name=value), a positional,
+	# or the value of the option before it
+	[foreach .[] as $arg ({};
+		if .rest then {out: {positional: $arg}, rest: true}
+		elif .value then {}
+		elif $arg == "--" then {out: {option: $arg}, rest: true}
 		elif $arg | is_option then
-			.options += [$arg]
-			| (if $with_value[$arg] != null then .i += 1
-			elif ($arg | startswith("--")) and ($arg | index("=") != null) then
-				.values += [$arg | after("=")]
-			else . end)
-			| .i += 1
-		else .positionals += [$arg] | .i += 1 end)
+			($arg | takes_value($with_value)) as $value
+			| {out: {option: $arg,
+				value: (if ($value | not) and ($arg | startswith("--")) and ($arg | index("=") != null)
+					then $arg | after("=") else null end)},
+			   value: $value}
+		else {out: {positional: $arg}} end;
+		.out | values)] as $words
+	| {options: [$words[] | .option | values], positionals: [$words[] | .positional | values],
+	   values: [$words[] | .value | values]}
 	end;
 
 # The words a rule's "target" looks at, by its "targets".
@@ -692,7 +783,8 @@ def word_memo($c; $sub):
 	   after: (if $sub == null then null else .args[$sub + 1:] | split_args($with_value) end)};
 
 def has_word_fields:
-	has("subcommand") or has("option") or has("not option") or has("arg") or has("target");
+	has("subcommand") or has("option") or has("not option") or has("arg") or has("target")
+	or has("min args");
 
 # Whether the rule's subcommand, option, arg and target fields hold ($memo
 # from word_memo).
@@ -703,19 +795,22 @@ def words_hold($c; $rule; $memo):
 		else {args: .args[$memo.sub + 1:], split: $memo.after} end
 	else {args: .args, split: $memo.all} end)
 	| if . == null then false
-	elif ($rule | has("option") or has("not option") or has("arg") or has("target") | not) then true
+	elif ($rule | has("option") or has("not option") or has("arg") or has("target") or has("min args") | not)
+	then true
 	else
-		(if ($rule.skip // 0) == 0 then .
-		else .args[$rule.skip:] | {args: ., split: split_args($c.data["option values"][$c.run.name] // {})}
+		($c.data["option values"][$c.run.name] // {}) as $with_value
+		| (if ($rule.skip // 0) == 0 then .
+		else .args[$rule.skip:] | {args: ., split: split_args($with_value)}
 		end)
 		| .split as $split
 		| .args
 		| if ($rule | has("option")) and (some($split.options[]; . as $option
-			| some($rule.option[]; . as $wanted | $option | option_matches($wanted))) | not)
+			| some($rule.option[]; . as $wanted | $option | option_matches($wanted; $with_value))) | not)
 		then false
 		elif ($rule | has("not option")) and some($split.options[]; . as $option
-			| some($rule["not option"][]; . as $wanted | $option | option_matches($wanted)))
+			| some($rule["not option"][]; . as $wanted | $option | option_matches($wanted; $with_value)))
 		then false
+		elif ($split.positionals | length) < ($rule["min args"] // 0) then false
 		elif ($rule | has("arg")) and (some($split.positionals[]; fits($rule.fits.arg)) | not)
 		then false
 		elif $rule | has("target") then
@@ -738,7 +833,7 @@ def fork_bomb(line; $functions):
 def reads_program($data):
 	(.name | code_options($data)) as $options
 	| if some(.args[] | select(is_option);
-		. as $arg | some($options[]; . as $o | $arg | option_matches($o)))
+		. as $arg | some($options[]; . as $o | $arg | option_matches($o; {})))
 	then false
 	else [.args[] | select(is_option | not)] as $positionals
 	| ($positionals[0] // "-") as $first
@@ -801,14 +896,83 @@ def follow_cd:
 		| if .here != null and (.here | length) > max_path then setpath(["here"]; null) else . end
 	else . end;
 
-# The checker after a text, with .refusal set when it must be refused.
-def check_text($text; $depth):
+# Runs grouped by pipeline: {members, long}. members: the runs of each
+# pipeline (where they stand in the runs); long: for pipelines of 32
+# commands or more, where the last that runs what it reads stands, for each
+# of the "piped lists".
+def pipelines($data):
+	. as $runs
+	| ([range(0; length)] | group_by($runs[.].command.pipeline)
+		| map({key: ($runs[.[0]].command.pipeline | tostring), value: .}) | from_entries)
+	| {members: .,
+	   long: with_entries(select(.value | length >= 32) | .value as $ks
+		| .value = [$data["piped lists"][] as $names
+			| [$ks[] | select($runs[.] | (.name | fits($names)) and reads_program($data))]
+			| max // -1])};
+
+# The functions a piece of code may call ($defs): {key, functions (every
+# name defined), parents (of each subshell), own: {NAME: {SCOPE: [{id,
+# runs}]}}, exported: {NAME: true}, outer}. outer: the code that runs it,
+# {defs, at (the scope it runs from), all (all are passed on, as eval does,
+# or only those exported, as bash -c does)}, or null.
+
+# Whether a function of the name may be defined (a quick test).
+def knows($name): .functions[$name] != null or .outer != null and (.outer.defs | knows($name));
+
+# The bodies a command $name in $scope may run, by where they are defined:
+# its subshell, those around it, then the code that runs it ($every false:
+# those exported only); {key, bodies, defs} each.
+def groups($name; $scope; $every):
+	. as $defs
+	| (if $every or $defs.exported[$name] != null then $defs.own[$name] else null end) as $own
+	| (if $own == null then []
+	else [$scope | recurse($defs.parents[.]; . >= 0) | tostring | select($own[.] != null)
+		| {key: "\($defs.key) \(.) \($name)", bodies: $own[.], defs: $defs}] end)
+	+ if $defs.outer == null then []
+	else $defs.outer.defs | groups($name; $defs.outer.at; $every and $defs.outer.all) end;
+
+# The checker after a text, with .refusal set when it must be refused;
+# $outer: the code that runs it (see callable), or null.
+def check_text($text; $depth; $outer):
 	# The checker after the run $runs[$at], with .refusal set when a rule holds.
-	# $members: the runs of each pipeline (where they stand in $runs).
-	# $members: the runs of each pipeline (where they stand in $runs); $long:
-	# for pipelines of 32 commands or more, where the last that runs what it
-	# reads stands, for each of the "piped lists".
-	def check_run($runs; $members; $long; $at; $functions; $depth):
+	# $members and $long: see pipelines; $defs: see callable.
+	def check_run($runs; $members; $long; $at; $defs; $depth):
+		# A function called: each body judged where it is first called (.checked:
+		# by group, how many are judged, whether a cd in one moved, and whether
+		# they are being judged: a call in them does not judge them again).
+		def call($run):
+			($defs | groups($run.name; $run.command.scope; true)) as $groups
+			| setpath(["group"]; 0)
+			| until(.refusal != null or .group >= ($groups | length);
+				.group as $g | $groups[$g] as $group | ($group.bodies | length) as $n
+				| (.checked[$group.key] // {n: 0}) as $state
+				| if $state.busy then setpath(["group"]; $g + 1)
+				elif $state.n == $n then
+					# where a cd leads this time is not followed
+					(if $state.moves then setpath(["here"]; null) else . end) | setpath(["group"]; $g + 1)
+				else
+					setpath(["checked", $group.key]; $state + {busy: true})
+					| until(.refusal != null or .checked[$group.key].n >= $n;
+						(.checked[$group.key] // {n: 0}) as $state
+						| if $depth >= max_depth then setpath(["refusal"]; too_deep)
+						else
+							$group.bodies[$state.n].runs as $runs
+							| setpath(["checked", $group.key]; $state + {n: ($state.n + 1)})
+							| .here as $here
+							| .inputs as $inputs | setpath(["inputs"]; {})
+							| .data as $data | ($runs | pipelines($data)) as $lines
+							| setpath(["inner"]; 0)
+							| until(.refusal != null or .inner >= ($runs | length);
+								.inner as $i
+								| check_run($runs; $lines.members; $lines.long; $i; $group.defs; $depth + 1)
+								| setpath(["inner"]; $i + 1))
+							| setpath(["inputs"]; $inputs)
+							| if .here != $here then setpath(["checked", $group.key, "moves"]; true) else . end
+						end)
+					| setpath(["checked", $group.key, "busy"]; false)
+					| setpath(["group"]; $g + 1)
+				end);
+
 		($runs[$at].command.pipeline | tostring) as $pipeline
 		| def line: [$members[$pipeline][] | {k: ., run: $runs[.]}];
 		($long[$pipeline] // []) as $last
@@ -838,7 +1002,7 @@ def check_text($text; $depth):
 		| (if some($rules[]; has_word_fields) then $c.run | word_memo($c; some($rules[]; has("subcommand")))
 		else null end) as $memo
 		| (first($rules[] as $rule
-			| $c.run | select(holds($c; $rule; line; $at; $functions; $memo; $last))
+			| $c.run | select(holds($c; $rule; line; $at; $defs.functions; $memo; $last))
 			| {rule: $rule.id, reason: ($rule.reason // ""), instead: ($rule.instead // "")}) // null)
 			as $refusal
 		| if $refusal != null then setpath(["refusal"]; $refusal)
@@ -848,19 +1012,23 @@ def check_text($text; $depth):
 				and ($c.run | piped_to($c; line; $at; $c.data.shells; $last[0]))
 			then $c.run | .code += [printed | join(" ")] else $c.run end) as $run
 			| setpath(["refusal"]; null) | setpath(["next"]; 0)
-			| if $run.code == [] and $run.execs == [] then . else
+			| (if $run.code == [] and $run.execs == [] then . else
 			.here as $here # a cd in code run by another shell does not last
+			# eval runs code in this shell, with its functions; bash -c sees only
+			# those exported
+			| {defs: $defs, at: $run.command.scope, all: ($run.name == "eval")} as $runner
 			| until(.refusal != null or .next >= ($run.code | length);
-				.next as $k | check_text($run.code[$k]; $depth + 1) | setpath(["here"]; $here)
+				.next as $k | check_text($run.code[$k]; $depth + 1; $runner) | setpath(["here"]; $here)
 				| setpath(["next"]; $k + 1))
 			| until(.refusal != null or .next >= ($run.code | length) + ($run.execs | length);
 				.next as $k
 				| [$run.execs[$k - ($run.code | length)] | unwrap($c.data; $run.command)] as $inner
-				| check_run($inner; {($inner[0].command.pipeline | tostring): [0]}; {}; 0; $functions;
+				| check_run($inner; {($inner[0].command.pipeline | tostring): [0]}; {}; 0; $defs;
 					$depth + 1)
 				| setpath(["here"]; $here)
 				| setpath(["next"]; $k + 1))
-			end
+			end)
+			| if .refusal == null and ($defs | knows($run.name)) then call($run) else . end
 		end;
 
 	if $depth > max_depth then setpath(["refusal"]; too_deep)
@@ -869,19 +1037,36 @@ def check_text($text; $depth):
 		| if $parsed.too_deep then setpath(["refusal"]; too_deep)
 		else
 			.data as $data
-			| [$parsed.commands[] | . as $command | .words | unwrap($data; $command | del(.words))] as $runs
+			| [$parsed.commands[] | . as $command | .words | unwrap($data; $command | del(.words))] as $all
+			# a body's commands run where the function is called; eval's
+			# functions last after it: their bodies are judged as they stand
+			| (if $parsed.bodies == [] or $outer.all then {}
+			else $parsed.bodies | map({key: (.id | tostring), value: true}) | from_entries end) as $deferred
+			| (if $deferred == {} then $all
+			else [$all[] | select(.command.body == null or $deferred[.command.body | tostring] == null)] end)
+				as $runs
+			| .texts as $key | setpath(["texts"]; $key + 1)
+			| {key: $key, functions: $parsed.functions, parents: $parsed.parents, outer: $outer,
+			   own: (if $deferred == {} then {}
+			   else
+				([$all[] | select(.command.body != null)] | group_by(.command.body)
+					| map({key: (.[0].command.body | tostring), value: .}) | from_entries) as $inside
+				| $parsed.bodies | group_by(.name)
+				| map({key: .[0].name, value: (group_by(.scope)
+					| map({key: (.[0].scope | tostring), value: map({id, runs: ($inside[.id | tostring] // [])})})
+					| from_entries)})
+				| from_entries
+			   end),
+			   # export -f NAME (declare -fx NAME): bash -c sees the function too
+			   exported: ([$all[] | select((.name == "export" or .name == "declare" or .name == "typeset")
+					and some(.args[]; is_short and index("f") != null))
+				| .args[] | select(is_option | not) | {key: ., value: true}] | from_entries)}
+				as $defs
 			| setpath(["refusal"]; null) | setpath(["at"]; 0)
 			| .inputs as $inputs | setpath(["inputs"]; {})
-			| ([range(0; $runs | length)] | group_by($runs[.].command.pipeline)
-				| map({key: ($runs[.[0]].command.pipeline | tostring), value: .}) | from_entries)
-				as $members
-			| ($members | with_entries(select(.value | length >= 32) | .value as $ks
-				| .value = [$data["piped lists"][] as $names
-					| [$ks[] | select($runs[.] | (.name | fits($names)) and reads_program($data))]
-					| max // -1]))
-				as $long
+			| ($runs | pipelines($data)) as $lines
 			| until(.refusal != null or .at >= ($runs | length);
-				.at as $at | check_run($runs; $members; $long; $at; $parsed.functions; $depth)
+				.at as $at | check_run($runs; $lines.members; $lines.long; $at; $defs; $depth)
 				| setpath(["at"]; $at + 1))
 			| setpath(["inputs"]; $inputs)
 		end
@@ -898,8 +1083,9 @@ def check($data; $cwd):
 		# the project folder; "/" or none is no project: no path is inside it
 		($cwd | if type == "string" and startswith("/") and normal != [] then . else "/.project" end
 			| normal) as $project
-		| {data: $data, project: $project, here: ("/" + ($project | join("/"))), temp: $data.temp}
-		| check_text($text; 0) | .refusal
+		| {data: $data, project: $project, here: ("/" + ($project | join("/"))), temp: $data.temp,
+		   texts: 0, checked: {}}
+		| check_text($text; 0; null) | .refusal
 	end;
 
 # The guard's verdict on an event_intercept frame for a tool call, as the

@@ -66,6 +66,28 @@ interface Simple {
   subs: Simple[]; // the simple commands of its $(...), `...` and <(...)
   nested: boolean; // inside ( ), $( ), `` or <( ): a cd there does not last
   stdin?: string; // a here-document's text
+  scope: number; // the subshell it stands in
+  body?: Body; // the function whose body it is in
+  keywords: number; // how many of its first words are keywords ({, if, ...)
+}
+
+/** A function's body: its commands run where the function is called. */
+interface Body {
+  name: string;
+  scope: number; // where it is defined: it is seen there and in its subshells
+  depth: number; // the braces open around it; -1 until its { or ( is read
+  closed: boolean; // its } or ) was read: until then its commands run
+  runs?: Invocation[];
+  line?: Line;
+  defs?: Defs; // the functions of the code it is defined in
+}
+
+/** The bodies of one name defined in one subshell, judged in turn. */
+interface Group {
+  bodies: Body[];
+  checked: number; // how many are judged (once a decision, at a call)
+  moves: boolean; // a cd in one moved where relative paths point
+  busy: boolean; // being judged: a call in them does not judge them again
 }
 
 /** A shell's split of a command line into simple commands, quotes read.
@@ -84,6 +106,11 @@ class Parser {
   tooDeep = false;
   // (simple command, delimiter, strip tabs)
   heredocs: [Simple, string, boolean][] = [];
+  scope = -1;
+  readonly parents: number[] = []; // each subshell's parent
+  readonly bodies: Body[] = []; // the functions defined, in order
+  readonly open: Body[] = []; // the bodies being read, innermost last
+  braces = 0; // the { read and not yet closed by a }
 
   constructor(text: string) {
     this.tokens = text.match(TOKEN) ?? [];
@@ -105,6 +132,9 @@ class Parser {
       return [];
     }
     this.depth++;
+    const parent = this.scope; // ( ), $( ), `` and <( ) start a subshell
+    this.scope = this.parents.length;
+    this.parents.push(parent);
     const found: Simple[] = [];
     let pipeline = this.newPipeline();
     while (this.i < this.tokens.length) {
@@ -133,6 +163,7 @@ class Parser {
       }
     }
     this.depth--;
+    this.scope = parent;
     return found;
   }
 
@@ -143,6 +174,9 @@ class Parser {
       pipeline,
       subs: [],
       nested: this.depth > 1,
+      scope: this.scope,
+      body: this.open[this.open.length - 1],
+      keywords: 0,
     };
     const words = command.words;
     while (this.i < this.tokens.length) {
@@ -164,9 +198,23 @@ class Parser {
       } else if (token === "(") {
         this.i++;
         this.skipBlanks();
-        if (words.length === 1 && this.peek() === ")") {
+        const body = this.open[this.open.length - 1];
+        if (words.length === command.keywords + 1 && this.peek() === ")") {
           this.i++;
-          this.functions.add(words.pop()!); // name() { ...; }
+          this.define(command, words.pop()!); // name() { ...; }
+        } else if (words.length === command.keywords && body?.depth === -1) {
+          if (this.peek() === ")") {
+            this.i++; // function name() { ...; }
+          } else {
+            // name() ( ... ): the body is a subshell
+            body.depth = this.braces;
+            found.push(...this.parse(")"));
+            if (!body.closed) {
+              // with the bodies left open in it
+              body.closed = true;
+              this.open.splice(this.open.indexOf(body));
+            }
+          }
         } else {
           found.push(...this.parse(")")); // a subshell: its commands run
         }
@@ -174,28 +222,60 @@ class Parser {
         while (this.i < this.tokens.length && this.tokens[this.i] !== "\n") {
           this.i++; // a comment
         }
+      } else if (!SYNTAX.has(token[0]) && this.endsAfter(token, end)) {
+        this.i++; // a plain word: the usual case, taken whole
+        this.addWord(command, token, end);
       } else {
-        let word: string;
-        if (!SYNTAX.has(token[0]) && this.endsAfter(token, end)) {
-          this.i++; // a plain word: the usual case, taken whole
-          word = token;
-        } else {
-          word = this.word(command, end);
-        }
-        if (word === "function" && words.length === 0) {
-          this.skipBlanks();
-          if (this.peek() && !ENDS_WORD.has(this.peek())) {
-            this.functions.add(this.word(command, end));
-          }
-        } else {
-          words.push(word);
-        }
+        this.addWord(command, this.word(command, end), end);
       }
     }
     if (words.length || command.redirects.length) {
       found.push(command);
       this.commands.push(command);
     }
+  }
+
+  /** A word of the command; { and } in front open and close bodies. */
+  addWord(command: Simple, word: string, end: string): void {
+    const words = command.words;
+    if (words.length === command.keywords) {
+      if (word === "function") {
+        this.skipBlanks();
+        if (this.peek() && !ENDS_WORD.has(this.peek())) {
+          this.define(command, this.word(command, end));
+        }
+        return;
+      }
+      if (KEYWORDS.has(word)) {
+        command.keywords++;
+        const body = this.open[this.open.length - 1];
+        if (word === "{") {
+          if (body?.depth === -1) body.depth = this.braces; // the body starts
+          this.braces++;
+        } else if (word === "}") {
+          this.braces = Math.max(0, this.braces - 1);
+          if (body && body.depth >= 0 && this.braces <= body.depth) {
+            body.closed = true;
+            this.open.pop();
+          }
+        }
+      }
+    }
+    words.push(word);
+  }
+
+  /** name() or function name: what follows is the function's body. */
+  define(command: Simple, name: string): void {
+    const body: Body = {
+      name,
+      scope: this.scope,
+      depth: -1,
+      closed: false,
+    };
+    this.functions.add(name);
+    this.bodies.push(body);
+    this.open.push(body);
+    command.body = body;
   }
 
   /** Whether the word ends with this token (no quote or $ joined to it). */
@@ -441,6 +521,7 @@ interface Rule {
   "piped to"?: string[];
   input?: string[];
   "fork bomb"?: boolean;
+  "min args"?: number;
 }
 
 /** A command that runs another: sudo, env, xargs, ... */
@@ -463,6 +544,13 @@ interface Policy {
   shells: string[];
   optionValues: Map<string, string[]>;
   byCommand: Map<string, Rule[]>; // rulesFor's answers
+  find: FindTests;
+}
+
+/** find's tests that narrow what it finds to FOLDER/NAME, and those that undo it. */
+interface FindTests {
+  "narrowed by"?: string[];
+  "widened by"?: string[];
 }
 
 /** What guard-rules.json and guard-policy.json hold. */
@@ -475,6 +563,7 @@ interface RulesFile {
   code?: Record<string, string[]>;
   shells?: string[];
   "option values"?: Record<string, string[]>;
+  find?: FindTests;
 }
 
 // The project's folder: src/ (tsx) and dist/ (the bundle) both sit in it.
@@ -582,6 +671,7 @@ function policy(): Policy {
     shells: data.shells ?? [],
     optionValues: new Map(Object.entries(data["option values"] ?? {})),
     byCommand: new Map(),
+    find: data.find ?? {},
   };
   return loaded;
 }
@@ -640,12 +730,38 @@ function isShort(word: string): boolean {
   return word.length > 1 && word[0] === "-" && word[1] !== "-";
 }
 
-/** -f matches any cluster with an f (-rf); longer names match whole (=value aside). */
-function optionMatches(word: string, wanted: string): boolean {
+/** Where the first letter of a cluster that takes a value stands (0: none):
+ * in git checkout -qbNAME, b; the rest of the word is its value. */
+function valueAt(word: string, withValue: string[]): number {
+  for (let i = 1; i < word.length; i++) {
+    if (withValue.includes("-" + word[i])) return i;
+  }
+  return 0;
+}
+
+/** Whether the next word is the option's value: -C DIR, or -qb NAME. */
+function takesValue(word: string, withValue: string[]): boolean {
+  if (withValue.includes(word)) return true;
+  return (
+    withValue.length > 0 &&
+    isShort(word) &&
+    valueAt(word, withValue) === word.length - 1
+  );
+}
+
+/** -f matches any cluster with an f (-rf) before a letter that takes a
+ * value (not -bfix); longer names match whole (=value aside). */
+function optionMatches(
+  word: string,
+  wanted: string,
+  withValue: string[] = [],
+): boolean {
   // Two characters, as bash counts them (U+10000 and above are two UTF-16 units).
   const letters = wanted.length <= 4 ? [...wanted] : [];
   if (letters.length === 2 && wanted !== "--") {
-    return isShort(word) && word.slice(1).includes(letters[1]);
+    if (!isShort(word)) return false;
+    const at = withValue.length ? valueAt(word, withValue) : 0;
+    return word.slice(1, at ? at + 1 : undefined).includes(letters[1]);
   }
   const name = word.split("=", 1)[0];
   return (
@@ -777,6 +893,72 @@ interface Invocation {
   position: number; // where it stands in its pipeline
 }
 
+/** The functions a piece of code may call: its own, and those of the code
+ * that runs it (outer: its Defs, the scope it runs from, and whether all are
+ * passed on, as eval does, or only those exported, as bash -c does). */
+class Defs {
+  readonly functions: Set<string>; // every name defined
+  readonly parents: number[];
+  readonly own = new Map<string, Map<number, Group>>(); // by name, by scope
+  readonly exported = new Set<string>();
+
+  constructor(
+    parser: Parser,
+    readonly outer?: [Defs, number, boolean],
+  ) {
+    this.functions = parser.functions;
+    this.parents = parser.parents;
+    // eval's functions last after it: their bodies are judged as they stand
+    const deferred = !outer?.[2];
+    for (const body of parser.bodies) {
+      if (!body.closed || !deferred) continue;
+      let groups = this.own.get(body.name);
+      if (!groups) this.own.set(body.name, (groups = new Map()));
+      const group = groups.get(body.scope);
+      if (group) group.bodies.push(body);
+      else {
+        groups.set(body.scope, {
+          bodies: [body],
+          checked: 0,
+          moves: false,
+          busy: false,
+        });
+      }
+      body.defs = this;
+      body.runs = [];
+    }
+  }
+
+  /** Whether a function of this name may be defined (a quick test). */
+  knows(name: string): boolean {
+    return this.functions.has(name) || !!this.outer?.[0].knows(name);
+  }
+
+  /** export -f NAME (declare -fx NAME): bash -c sees the function too. */
+  export(run: Invocation): void {
+    if (!["export", "declare", "typeset"].includes(run.name)) return;
+    if (!run.args.some((arg) => isShort(arg) && arg.includes("f"))) return;
+    for (const arg of run.args) if (!isOption(arg)) this.exported.add(arg);
+  }
+
+  /** The bodies a command `name` in `scope` may run, by where they are
+   * defined: its subshell, those around it, then the code that runs it
+   * (every false: those exported only). */
+  groups(name: string, scope: number, every = true): Group[] {
+    const found: Group[] = [];
+    const own = every || this.exported.has(name) ? this.own.get(name) : null;
+    for (let at = own ? scope : -1; at >= 0; at = this.parents[at]) {
+      const group = own!.get(at);
+      if (group) found.push(group);
+    }
+    if (this.outer) {
+      const [defs, at, passesAll] = this.outer;
+      found.push(...defs.groups(name, at, every && passesAll));
+    }
+    return found;
+  }
+}
+
 /** The simple commands of one piece of code, grouped by pipeline. */
 class Line {
   readonly pipelines = new Map<number, Invocation[]>();
@@ -784,10 +966,13 @@ class Line {
   // a list of the rule (or a function's name) -> pipeline -> a position.
   readonly memo = new Map<object | string, Map<number, number>>();
 
+  readonly functions: Set<string>;
+
   constructor(
     runs: Invocation[],
-    readonly functions: Set<string>,
+    readonly defs: Defs,
   ) {
+    this.functions = defs.functions;
     for (const run of runs) {
       let members = this.pipelines.get(run.command.pipeline);
       if (!members) {
@@ -835,15 +1020,24 @@ class Checker {
     this.here = "/" + this.projectParts.join("/");
   }
 
-  check(text: string, depth: number): Refusal | undefined {
+  check(
+    text: string,
+    depth: number,
+    outer?: [Defs, number, boolean],
+  ): Refusal | undefined {
     if (depth > MAX_DEPTH) return TOO_DEEP;
     const parser = new Parser(text);
     parser.parse();
     if (parser.tooDeep) return TOO_DEEP;
-    const runs = parser.commands.map((command) =>
-      this.unwrap(command.words, command),
-    );
-    const line = new Line(runs, parser.functions);
+    const defs = new Defs(parser, outer);
+    const runs: Invocation[] = [];
+    for (const command of parser.commands) {
+      const run = this.unwrap(command.words, command);
+      // a function's commands run where it is called
+      (command.body?.runs ?? runs).push(run);
+      defs.export(run);
+    }
+    const line = new Line(runs, defs);
     for (const run of runs) {
       const refusal = this.checkRun(run, line, depth);
       if (refusal) return refusal;
@@ -869,8 +1063,15 @@ class Checker {
       run.code.push(printed(run).join(" ")); // echo 'CODE' | sh
     }
     const here = this.here; // a cd in code run by another shell does not last
+    // eval runs code in this shell, with its functions; bash -c sees only
+    // those exported
+    const outer: [Defs, number, boolean] = [
+      line.defs,
+      run.command.scope,
+      run.name === "eval",
+    ];
     for (const code of run.code) {
-      const refusal = this.check(code, depth + 1);
+      const refusal = this.check(code, depth + 1, outer);
       this.here = here;
       if (refusal) return refusal;
     }
@@ -878,11 +1079,36 @@ class Checker {
       const inner = this.unwrap(words, run.command);
       const refusal = this.checkRun(
         inner,
-        new Line([inner], line.functions),
+        new Line([inner], line.defs),
         depth + 1,
       );
       this.here = here;
       if (refusal) return refusal;
+    }
+    if (line.defs.knows(run.name)) return this.call(run, line, depth);
+    return undefined;
+  }
+
+  /** A function called: each body judged where it is first called. */
+  call(run: Invocation, line: Line, depth: number): Refusal | undefined {
+    for (const group of line.defs.groups(run.name, run.command.scope)) {
+      if (group.busy) continue;
+      if (group.checked === group.bodies.length && group.moves) {
+        this.here = null; // where a cd leads this time is not followed
+      }
+      group.busy = true;
+      while (group.checked < group.bodies.length) {
+        if (depth >= MAX_DEPTH) return TOO_DEEP;
+        const body = group.bodies[group.checked++];
+        const here = this.here;
+        body.line ??= new Line(body.runs!, body.defs!);
+        for (const inner of body.runs!) {
+          const refusal = this.checkRun(inner, body.line, depth + 1);
+          if (refusal) return refusal;
+        }
+        group.moves ||= this.here !== here;
+      }
+      group.busy = false;
     }
     return undefined;
   }
@@ -966,23 +1192,63 @@ class Checker {
         run.code.push(run.command.stdin); // bash <<EOF, bash <<< CODE
       }
     }
-    if (run.name === "find") {
-      const paths = leading(args);
-      if (!paths.length) paths.push(".");
-      for (let i = 0; i < args.length; i++) {
-        if (!["-exec", "-execdir", "-ok", "-okdir"].includes(args[i])) continue;
-        const words: string[] = [];
-        let pending = paths; // take the place of the first {} only
-        for (i++; i < args.length && args[i] !== ";" && args[i] !== "+"; i++) {
-          if (args[i] === "{}" && pending.length) {
-            words.push(...pending);
-            pending = [];
-          } else {
-            words.push(args[i]);
-          }
+    if (run.name === "find") this.findPaths(run);
+  }
+
+  /** find's folders first in its words (narrowed to NAME by -name NAME), its
+   * tests after them, and the commands of its -exec ... ; apart. */
+  findPaths(run: Invocation): void {
+    const args = run.args;
+    const find = this.data.find;
+    let i = 0; // -H, -L, -P, -D opts, -O3: options before the folders
+    while (
+      i < args.length &&
+      ["-H", "-L", "-P", "-D", "-O"].includes(args[i].slice(0, 2))
+    ) {
+      i += args[i] === "-D" ? 2 : 1;
+    }
+    const start = i;
+    const folder = (arg: string) =>
+      !isOption(arg) && arg !== "(" && arg !== "!";
+    while (i < args.length && folder(args[i])) i++;
+    let folders = args.slice(start, i);
+    const tests = args.slice(0, start);
+    const execs: string[][] = [];
+    let name: string | undefined;
+    let widened = false;
+    while (i < args.length) {
+      if (["-exec", "-execdir", "-ok", "-okdir"].includes(args[i])) {
+        let end = i + 1;
+        while (end < args.length && args[end] !== ";" && args[end] !== "+") {
+          end++;
         }
-        run.execs.push(words);
+        execs.push(args.slice(i + 1, end));
+        i = end + 1;
+        continue;
       }
+      if (find["widened by"]?.includes(args[i])) {
+        widened = true; // -o, !: what the name does not match may be found too
+      } else if (find["narrowed by"]?.includes(args[i]) && name === undefined) {
+        name = args[i + 1];
+      }
+      tests.push(args[i]);
+      i++;
+    }
+    if (name !== undefined && !widened && !/[*?[\\]/.test(name)) {
+      const narrowed = name;
+      folders = (folders.length ? folders : ["."]).map(
+        (folder) => folder + "/" + narrowed,
+      );
+    }
+    run.args = [...folders, ...tests];
+    const paths = folders.length ? folders : ["."];
+    for (const words of execs) {
+      // the folders take the place of the first {}
+      const at = words.indexOf("{}");
+      const after = words.slice(at + 1);
+      run.execs.push(
+        at < 0 ? words : [...words.slice(0, at), ...paths, ...after],
+      );
     }
   }
 
@@ -1040,14 +1306,16 @@ class Checker {
       args = args.slice(sub + 1);
     }
     args = args.slice(rule.skip ?? 0);
-    if (!(rule.option || rule["not option"] || rule.arg || rule.target)) {
-      return true;
-    }
+    const fields = [rule.option, rule["not option"], rule.arg, rule.target];
+    if (!fields.some(Boolean) && !rule["min args"]) return true;
     const [options, positionals, values] = split(args, withValue);
     const has = (wanted: string[]) =>
-      options.some((option) => wanted.some((w) => optionMatches(option, w)));
+      options.some((option) =>
+        wanted.some((w) => optionMatches(option, w, withValue)),
+      );
     if (rule.option && !has(rule.option)) return false;
     if (rule["not option"] && has(rule["not option"])) return false;
+    if (positionals.length < (rule["min args"] ?? 0)) return false;
     const allowed = rule.arg;
     if (allowed && !positionals.some((arg) => matches(arg, allowed))) {
       return false;
@@ -1172,7 +1440,7 @@ function leading(args: string[]): string[] {
 function subcommand(args: string[], withValue: string[]): number | undefined {
   let i = 0;
   while (i < args.length) {
-    if (withValue.includes(args[i])) {
+    if (takesValue(args[i], withValue)) {
       i += 2;
     } else if (isOption(args[i])) {
       i++;
@@ -1200,7 +1468,7 @@ function split(
     }
     if (isOption(arg)) {
       options.push(arg);
-      if (withValue.includes(arg)) {
+      if (takesValue(arg, withValue)) {
         i++;
       } else if (arg.startsWith("--") && arg.includes("=")) {
         values.push(arg.slice(arg.indexOf("=") + 1));

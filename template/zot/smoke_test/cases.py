@@ -121,7 +121,7 @@ RULE_FIELDS.update(
 )
 RULE_FIELDS.update({"arg": list, "exec": list, "targets": str, "default target": str})
 RULE_FIELDS.update({"target": list, "redirect": list, "input": list, "piped to": list})
-RULE_FIELDS.update({"runs output of": list, "fork bomb": bool})
+RULE_FIELDS.update({"runs output of": list, "fork bomb": bool, "min args": int})
 # The guard's limit on the size of a rules file.
 MAX_RULES_BYTES = 1024 * 1024
 MATCHING = set(RULE_FIELDS) - {"id", "reason", "instead", "targets", "default target"}
