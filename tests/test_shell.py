@@ -10,7 +10,6 @@ only PyPI and a C compiler.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import random
 import runpy
@@ -20,7 +19,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -723,45 +721,6 @@ def test_nothing_a_handler_started_outlives_it(project, tmp_path, own_group, end
     finally:
         for pid in carrying(run.partition("/")[0]) if run else []:
             os.kill(pid, signal.SIGKILL)
-
-
-def test_two_sessions_appending_to_one_audit_log_never_tear_a_line(project, tmp_path):
-    """Two extensions (two zot sessions) append 600 events of 5 to 20 KiB
-    each to one audit log at once: every line arrives whole."""
-    rnd = random.Random(23)
-    sizes = [rnd.randint(5 << 10, 20 << 10) for _ in range(1200)]
-    log = tmp_path / "demo-ext-events.jsonl"
-
-    def events(ext: ExtensionProcess, first: int) -> None:
-        for i in range(first, first + 600):
-            text = f"event {i} " + 'é ab"\\\t' * (sizes[i] // 8)
-            ext.send({"type": "event", "event": "turn_end", "text": text})
-
-    with (
-        ExtensionProcess(project, data_dir=tmp_path) as one,
-        ExtensionProcess(project, data_dir=tmp_path) as two,
-    ):
-        one.handshake()
-        two.handshake()
-        writers = [threading.Thread(target=events, args=(e, f)) for e, f in ((one, 0), (two, 600))]
-        for writer in writers:
-            writer.start()
-        for writer in writers:
-            writer.join()
-        deadline = time.monotonic() + 120
-        while log.read_bytes().count(b"\n") < 1200:
-            assert time.monotonic() < deadline, log.read_bytes().count(b"\n")
-            time.sleep(0.1)
-        assert one.shutdown() == 0 and two.shutdown() == 0
-    lines = log.read_bytes().split(b"\n")
-    assert lines.pop() == b""
-    texts = []
-    for number, text in enumerate(lines):
-        try:
-            texts.append(json.loads(text)["text"])
-        except ValueError:
-            pytest.fail(f"line {number + 1} of {len(lines)} is torn: {text[:60]!r}...")
-    assert sorted(int(t.split()[1]) for t in texts) == list(range(1200))
 
 
 @pytest.mark.parametrize("where", ["in a string", "before a frame", "past 4 KiB"])
