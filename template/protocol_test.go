@@ -245,8 +245,13 @@ func TestACallsCommandsStopWithItsContextEvenWhatTheyLeftRunning(t *testing.T) {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if running := marked(runMark); len(running) != 2 {
-		t.Fatalf("processes of this run: %v, want the two sleeps", running)
+	// The background sleep may still be starting (its environ reads empty
+	// while it execs): look again for a while.
+	for deadline := time.Now().Add(2 * time.Second); len(marked(runMark)) != 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of this run: %v, want the two sleeps", marked(runMark))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
 	if err := child.Wait(); err == nil {

@@ -1539,7 +1539,10 @@ export function check(command: string, cwd = ""): Refusal | undefined {
  * the log of extension `name`. */
 export function warnIfRulesUnusable(
   name: string,
-  ext: { log(message: string): void; notify(level: "warn", message: string): void },
+  ext: {
+    log(message: string): void;
+    notify(level: "warn", message: string): void;
+  },
 ): void {
   try {
     policy();
