@@ -938,7 +938,7 @@ _ext_ready() {
 		log "$1"
 		ext_notify warn "$1"
 	fi
-	_ext_sweep
+	_ext_sweep & # in the background: it never delays zot's first request
 }
 
 # Reads the reader's records (see jq/reader.jq) until shutdown or the end.

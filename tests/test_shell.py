@@ -723,6 +723,32 @@ def test_nothing_a_handler_started_outlives_it(project, tmp_path, own_group, end
             os.kill(pid, signal.SIGKILL)
 
 
+def test_folders_of_killed_extensions_are_removed_after_ready(projects, tmp_path):
+    """SIGKILL leaves an extension's temporary folder behind: the next start
+    removes those whose process is gone, keeps a running one's, and still
+    answers at once."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = temp / f"zot-ext.{gone.pid}.abc123"
+    (stale / "sub").mkdir(parents=True)
+    (stale / "sub" / "output").write_text("left behind")
+    alive = temp / f"zot-ext.{os.getpid()}.def456"  # this test's own pid: running
+    alive.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    with ExtensionProcess(projects.get("shell", ["tools"]), data_dir=tmp_path, env=env) as ext:
+        ext.handshake()
+        assert ext.tool(TOOL, {"text": "x"})["content"][0]["text"] == "x"
+        deadline = time.monotonic() + 5
+        while stale.exists():
+            assert time.monotonic() < deadline, "the killed extension's folder is still there"
+            time.sleep(0.02)
+        assert alive.is_dir()
+        assert ext.shutdown() == 0
+    assert sorted(p.name for p in temp.iterdir()) == [alive.name]  # its own is gone too
+
+
 @pytest.mark.parametrize("where", ["in a string", "before a frame", "past 4 KiB"])
 def test_a_raw_nul_does_not_swallow_the_next_frame(project, jq_env, tmp_path, where):
     """A line with a raw NUL byte is no JSON: it is skipped (or refused), and

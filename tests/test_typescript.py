@@ -224,8 +224,9 @@ def test_failing_handlers_are_answered_and_not_fatal(projects, tmp_path):
 @pytest.mark.parametrize("variant", TYPESCRIPT)
 @pytest.mark.parametrize("own_group", [True, False], ids=["own-group", "shared-group"])
 @pytest.mark.parametrize("ending", ["shutdown", "eof"])
-def test_exit_is_quick_and_leaves_no_process(projects, tmp_path, variant, own_group, ending):
-    """Within 100 ms of shutdown or the end of input, nothing of it is left.
+def test_exit_leaves_no_process_within_zots_grace(projects, tmp_path, variant, own_group, ending):
+    """Within zot's 2 s grace after shutdown or the end of input, nothing of
+    it is left (how fast is the benchmark's "stop after ready").
 
     A fresh TMPDIR gives tsx an empty cache, so it starts esbuild's service
     process to compile src/: the extension must stop it before it exits.
@@ -237,17 +238,14 @@ def test_exit_is_quick_and_leaves_no_process(projects, tmp_path, variant, own_gr
         if variant == "typescript-tsx":
             assert any("esbuild" in member for member in ext.process.members())
         assert ext.tool(TOOL, {"text": "x"})["is_error"] is False
-        started = time.monotonic()
         if ending == "shutdown":
             ext.send({"type": "shutdown"})
         ext.close_stdin()
-        assert ext.wait(2) == 0
-        took = time.monotonic() - started
+        assert ext.wait(2) == 0  # zot's grace: after it, zot kills the extension
         assert not ext.process.members()  # at once: nothing to wait for
         if own_group:  # no zombie either: the extension reaped what it stopped
             ps = run(["ps", "-o", "pid=,stat=,args=", "-g", str(ext.proc.pid)], tmp_path)
             assert ps.stdout.strip() == "", ext.stderr()
-    assert took < 0.1, f"exited {took * 1000:.0f} ms after {ending}"
 
 
 def fake_node(tmp_path: Path, version: str) -> str:
@@ -382,11 +380,8 @@ def test_a_program_a_tool_runs_is_stopped_at_shutdown(projects, tmp_path, own_gr
         while not any("sleep" in m for m in ext.process.members()):
             assert time.monotonic() < deadline, "the tool's sleep did not start"
             time.sleep(0.02)
-        started = time.monotonic()
-        assert ext.shutdown(timeout=2) == 0
-        took = time.monotonic() - started
+        assert ext.shutdown(timeout=2) == 0  # within zot's grace
         assert not ext.process.members()
-    assert took < 0.1, f"exited {took * 1000:.0f} ms after shutdown"
 
 
 def test_a_cancelled_call_aborts_its_signal_and_gets_no_result(projects, tmp_path):
