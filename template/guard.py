@@ -510,7 +510,7 @@ def no_empty_pattern(name: str, data: dict) -> None:
 
 def included(own: dict) -> list:
     """The team's policy files guard-policy.json names in "include", in order."""
-    paths = own.get("include", [])
+    paths = [] if own.get("include") is None else own["include"]
     if not isinstance(paths, list) or not all(
         isinstance(path, str) and path for path in paths
     ):

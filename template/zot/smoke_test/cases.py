@@ -144,7 +144,7 @@ def read_rules(path: str) -> tuple[dict | None, str]:
 
 def included_paths(policy: dict) -> tuple[list[str], list[str]]:
     """The files guard-policy.json includes, and what is wrong with its include."""
-    paths = policy.get("include", [])
+    paths = [] if policy.get("include") is None else policy["include"]
     if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
         return [], ['"include" must be a list of file paths']
     outside = [p for p in paths if p.startswith("/") or ".." in p.split("/")]
