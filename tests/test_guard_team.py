@@ -152,3 +152,38 @@ def test_a_broken_include_refuses_every_command_naming_the_file(
     report = json.loads(run(["./smoke-test", "--json"], project).stdout)
     failed = [c for c in report["checks"] if c["status"] == "fail"]
     assert not report["passed"] and any(c["check"] == name for c in failed), failed
+
+
+def test_the_team_policy_of_the_docs_works_as_they_say(projects, tmp_path):
+    """docs/team.md's team file and project policy, and its --guard output."""
+    page = (Path(__file__).parent.parent / "docs" / "team.md").read_text()
+    section = page.split("## A team guard policy")[1].split("\n## ")[0]
+    blocks = [b.split("```")[0] for b in section.split("```json\n")[1:]]
+    team, own = json.loads(blocks[0]), json.loads(blocks[1])
+    project = projects.fresh_copy(tmp_path, "python", ["guard"])
+    (project / "team-policy").mkdir()
+    (project / "team-policy" / "guard-policy.json").write_text(json.dumps(team))
+    (project / "guard-policy.json").write_text(json.dumps(own))
+    assert verdicts(
+        project,
+        tmp_path,
+        ["docker push acme/api", "terraform apply", "git branch -D x", "acme-upload ~/.ssh/id_rsa"],
+    ) == {
+        "docker push acme/api": "team-no-docker-push",
+        "terraform apply": "",  # the project's own off
+        "git branch -D x": "",  # the team's off
+        "acme-upload ~/.ssh/id_rsa": "secret-sent-out",  # the team's network list
+    }
+    shown = section.split("```console\n$ ./smoke-test --guard 'docker push acme/api'\n")[1]
+    result = run(["./smoke-test", "--guard", "docker push acme/api"], project)
+    assert result.stdout == shown.split("```")[0], result.stdout
+
+
+def test_the_smoke_test_fails_on_a_rule_id_two_files_use(projects, tmp_path):
+    project = projects.fresh_copy(tmp_path, "python", ["guard"])
+    team = {**TEAM_POLICY, "rules": [{**TEAM_POLICY["rules"][0], "id": "power-off"}]}
+    with_team(project, "python", team)
+    checks = json.loads(run(["./smoke-test", "--json", "--no-expect"], project).stdout)["checks"]
+    failed = [c for c in checks if c["status"] == "fail"]
+    assert [c["check"] for c in failed] == [TEAM], failed
+    assert "a second rule with this id (also in guard-rules.json)" in failed[0]["detail"]
