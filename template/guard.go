@@ -1,11 +1,11 @@
 // The guard: bash commands refused before they run.
 //
 // The rules are data, in guard-rules.json (the template's, replaced on
-// `copier update`) and guard-policy.json (yours: rules you add, rules you
-// switch off). This file reads a command the way bash splits it, finds each
-// simple command behind its wrappers (sudo, env, xargs, bash -c '...',
-// $(...)), and asks the rules about it. It belongs to the template: `copier
-// update` replaces it.
+// `copier update`), the team's files guard-policy.json includes, and
+// guard-policy.json (yours: rules you add, rules you switch off). This file
+// reads a command the way bash splits it, finds each simple command behind
+// its wrappers (sudo, env, xargs, bash -c '...', $(...)), and asks the rules
+// about it. It belongs to the template: `copier update` replaces it.
 package main
 
 import (
@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -91,6 +92,10 @@ func checkCommand(command, cwd string) *Refusal {
 
 func unusableRules(err error) *Refusal {
 	reason := err.Error() + ", so the guard refuses every command"
+	var included includedError
+	if errors.As(err, &included) { // read at start-up, not built in
+		return &Refusal{"unreadable-rules", reason, included.fix}
+	}
 	return &Refusal{"unreadable-rules", reason, "fix it, then run ./build (the rules are built in)"}
 }
 
@@ -735,7 +740,8 @@ type codeOptions struct {
 	options []string
 }
 
-// policy is guard-rules.json with guard-policy.json's changes.
+// policy is guard-rules.json with the changes of the files guard-policy.json
+// includes and of guard-policy.json.
 type policy struct {
 	rules        []*rule
 	byCommand    map[string][]*rule // the rules that ask about a name
@@ -812,39 +818,39 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		return nil, err
 	}
 	var (
-		rules, ownRules       []json.RawMessage
-		lists, ownLists       map[string][]string
 		classes, optionValues map[string][]string
 		wrappers              map[string]map[string]json.RawMessage
-		shells, off           []string
+		shells                []string
 		find                  struct {
 			NarrowedBy []string `json:"narrowed by"`
 			WidenedBy  []string `json:"widened by"`
 		}
 	)
 	err = errors.Join(
-		field(data, "rules", &rules), field(data, "lists", &lists), field(data, "classes", &classes),
-		field(data, "wrappers", &wrappers), field(data, "shells", &shells),
+		field(data, "classes", &classes), field(data, "wrappers", &wrappers), field(data, "shells", &shells),
 		field(data, "option values", &optionValues), field(data, "find", &find),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("guard-rules.json has a field of the wrong type (%v)", err)
 	}
-	err = errors.Join(field(own, "off", &off), field(own, "rules", &ownRules), field(own, "lists", &ownLists))
+	template, err := readLayer("guard-rules.json", data)
 	if err != nil {
-		return nil, fmt.Errorf("guard-policy.json has a field of the wrong type (%v)", err)
-	}
-	if err := noEmptyPattern("guard-rules.json", rules, lists); err != nil {
 		return nil, err
 	}
-	if err := noEmptyPattern("guard-policy.json", ownRules, ownLists); err != nil {
+	ownLayer, err := readLayer("guard-policy.json", own)
+	if err != nil {
 		return nil, err
 	}
-	if lists == nil {
-		lists = map[string][]string{}
+	included, err := readIncluded(own)
+	if err != nil {
+		return nil, err
 	}
-	for name, list := range ownLists {
-		lists[name] = list
+	layers := append(append([]layer{template}, included...), ownLayer)
+	lists := map[string][]string{}
+	for _, l := range layers { // a list replaces the one of its name before
+		for name, list := range l.lists {
+			lists[name] = list
+		}
 	}
 	p := &policy{
 		byCommand:    map[string][]*rule{},
@@ -858,13 +864,15 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		narrowedBy:   newPatterns(find.NarrowedBy),
 		widenedBy:    newPatterns(find.WidenedBy),
 	}
-	for _, text := range append(rules, ownRules...) {
-		r, err := readRule(text, lists)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(off, r.id) {
-			p.rules = append(p.rules, r)
+	for i, l := range layers {
+		for _, text := range l.rules {
+			r, err := readRule(text, lists)
+			if err != nil {
+				return nil, err
+			}
+			if !switchedOff(r.id, layers[i:]) {
+				p.rules = append(p.rules, r)
+			}
 		}
 	}
 	for name, fields := range wrappers {
@@ -890,6 +898,96 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		p.temp = append(p.temp, normal(folder))
 	}
 	return p, nil
+}
+
+// layer is what a rules file adds: guard-rules.json, a file guard-policy.json
+// includes, or guard-policy.json.
+type layer struct {
+	off   []string
+	rules []json.RawMessage
+	lists map[string][]string
+}
+
+// readLayer reads the fields of rules file name that add to the rules.
+func readLayer(name string, object map[string]json.RawMessage) (layer, error) {
+	var l layer
+	err := errors.Join(field(object, "off", &l.off), field(object, "rules", &l.rules), field(object, "lists", &l.lists))
+	if err != nil {
+		return l, fmt.Errorf("%s has a field of the wrong type (%v)", name, err)
+	}
+	return l, noEmptyPattern(name, l.rules, l.lists)
+}
+
+// switchedOff is whether a file's "off" names the rule: its own file's or a
+// later one's.
+func switchedOff(id string, layers []layer) bool {
+	for _, l := range layers {
+		if slices.Contains(l.off, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// includedError is a problem with a file guard-policy.json includes, and its
+// fix: such a file is not built in, so fixing it needs no ./build.
+type includedError struct {
+	error
+	fix string
+}
+
+// readIncluded reads the team's policy files guard-policy.json names in
+// "include", in order. They are not built in: they are read when the guard
+// loads its rules, relative to the working directory, which is the
+// extension's folder (zot starts the extension there).
+func readIncluded(own map[string]json.RawMessage) ([]layer, error) {
+	var paths []string
+	if field(own, "include", &paths) != nil || slices.Contains(paths, "") {
+		return nil, errors.New(`guard-policy.json has an "include" that is not a list of file paths`)
+	}
+	for _, path := range paths {
+		if strings.HasPrefix(path, "/") || slices.Contains(strings.Split(path, "/"), "..") {
+			return nil, fmt.Errorf("guard-policy.json includes %q, outside the extension's folder", path)
+		}
+	}
+	var layers []layer
+	for _, path := range paths {
+		object, err := readIncludedFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := object["include"]; ok {
+			err := fmt.Errorf(`%s has an "include" of its own (an included file cannot include)`, path)
+			return nil, includedError{err, fmt.Sprintf(`move the files %s includes into guard-policy.json's "include"`, path)}
+		}
+		l, err := readLayer(path, object)
+		if err != nil {
+			return nil, includedError{err, fmt.Sprintf("fix %s (./smoke-test points at the problem)", path)}
+		}
+		layers = append(layers, l)
+	}
+	return layers, nil
+}
+
+// readIncludedFile reads a file guard-policy.json includes as a JSON object.
+func readIncludedFile(path string) (map[string]json.RawMessage, error) {
+	info, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		err := fmt.Errorf("%s is missing", path)
+		return nil, includedError{err, fmt.Sprintf(`restore %s, or take it out of "include" in guard-policy.json`, path)}
+	} else if err == nil && info.Size() > maxRulesBytes {
+		err := fmt.Errorf("%s is %d bytes, over the guard's limit of 1 MiB", path, info.Size())
+		return nil, includedError{err, fmt.Sprintf("keep %s under 1 MiB (fewer rules, or broader patterns)", path)}
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, includedError{fmt.Errorf("%s cannot be read (%v)", path, err), "fix " + path}
+	}
+	object, err := jsonObject(path, text)
+	if err != nil {
+		return nil, includedError{err, fmt.Sprintf("fix %s (./smoke-test points at the problem)", path)}
+	}
+	return object, nil
 }
 
 // field reads fields[key] into v, if the key is there (written exactly so).

@@ -1,7 +1,8 @@
 """The guard: bash commands refused before they run.
 
 The rules are data, in guard-rules.json (the template's, replaced on `copier
-update`) and guard-policy.json (yours: rules you add, rules you switch off).
+update`), the team's files guard-policy.json includes, and guard-policy.json
+(yours: rules you add, rules you switch off).
 This file reads a command the way bash splits it, finds each simple command
 behind its wrappers (sudo, env, xargs, bash -c '...', $(...)), and asks the
 rules about it. It belongs to the template: `copier update` replaces it.
@@ -476,6 +477,8 @@ def load_json(name: str) -> dict:
             data = json.load(file)
     except FileNotFoundError:
         fix = f"restore {name} (git checkout {name}, or copier update)"
+        if name not in ("guard-rules.json", "guard-policy.json"):
+            fix = f'restore {name}, or take it out of "include" in guard-policy.json'
         raise RulesError(name, "is missing", fix) from None
     except OSError as err:
         problem = f"cannot be read ({err.strerror})"
@@ -505,20 +508,50 @@ def no_empty_pattern(name: str, data: dict) -> None:
             raise RulesError(name, f"has an empty pattern in {where}", fix)
 
 
+def included(own: dict) -> list:
+    """The team's policy files guard-policy.json names in "include", in order."""
+    paths = [] if own.get("include") is None else own["include"]
+    if not isinstance(paths, list) or not all(
+        isinstance(path, str) and path for path in paths
+    ):
+        fix = 'fix guard-policy.json ("include": ["team-policy/guard-policy.json"])'
+        problem = 'has an "include" that is not a list of file paths'
+        raise RulesError("guard-policy.json", problem, fix)
+    for path in paths:
+        if path.startswith("/") or ".." in path.split("/"):
+            problem = f"includes {json.dumps(path)}, outside the extension's folder"
+            fix = "name a file inside the extension's folder, relative to it"
+            raise RulesError("guard-policy.json", problem, fix)
+    layers = []
+    for path in paths:
+        data = load_json(path)
+        if "include" in data:
+            problem = 'has an "include" of its own (an included file cannot include)'
+            fix = f'move the files {path} includes into guard-policy.json\'s "include"'
+            raise RulesError(path, problem, fix)
+        no_empty_pattern(path, data)
+        layers.append(data)
+    return layers
+
+
 @functools.cache
 def policy() -> dict:
-    """guard-rules.json, with guard-policy.json's changes: read on first use."""
+    """guard-rules.json, then each file guard-policy.json includes, then
+    guard-policy.json: read on first use. Rules are asked in that order, a
+    list replaces the one of its name from the files before, and "off"
+    switches rules of its file and the files before off."""
     data = load_json("guard-rules.json")
     own = load_json("guard-policy.json")
     no_empty_pattern("guard-rules.json", data)
     no_empty_pattern("guard-policy.json", own)
-    off = set(own.get("off", []))
-    lists = {**data.get("lists", {}), **own.get("lists", {})}
-    rules = [
-        r
-        for r in data.get("rules", []) + own.get("rules", [])
-        if r.get("id") not in off
-    ]
+    layers = [data, *included(own), own]
+    lists = {k: v for layer in layers for k, v in layer.get("lists", {}).items()}
+    kept: list[list] = []
+    off: set = set()
+    for layer in reversed(layers):  # a file's off holds for it and those before
+        off.update(layer.get("off", []))
+        kept.append([r for r in layer.get("rules", []) if r.get("id") not in off])
+    rules = [rule for layer in reversed(kept) for rule in layer]
 
     def expand(names: list) -> list:
         out: list[str] = []

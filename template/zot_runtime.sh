@@ -445,23 +445,43 @@ ext_test_guard_cases() {
 		| split("\u0000") | join("") + "\u0000"' "$1"
 }
 
-# Sets _ext_guard to jq's options for the guard's rules: guard-rules.json and
-# guard-policy.json as text ($guard_rules, $guard_policy), null when missing or
-# unreadable, their size when over 1 MiB, not read (in each case the guard
-# refuses every bash command, naming the file).
+# Sets _ext_guard to jq's options for the guard's rules: guard-rules.json,
+# guard-policy.json and the files it includes as text ($guard_rules,
+# $guard_policy, $guard_include_N for the Nth of its "include"), null when
+# missing or unreadable, their size when over 1 MiB, not read (in each case
+# the guard refuses every bash command, naming the file).
 _ext_guard_rules() {
-	local name file size
+	local name file text path i=0 folder=${_ext_lib%jq}
 	_ext_guard=()
 	for name in rules policy; do
-		file=${_ext_lib%jq}guard-$name.json
-		if [[ ! -f $file || ! -r $file ]]; then
-			_ext_guard+=(--argjson "guard_$name" null)
-		elif size=$(wc -c <"$file") && ((size > 1048576)); then
-			_ext_guard+=(--argjson "guard_$name" "$((size))")
-		else
-			_ext_guard+=(--rawfile "guard_$name" "$file")
-		fi
+		_ext_guard_file "guard_$name" "${folder}guard-$name.json"
 	done
+	file=${folder}guard-policy.json
+	# Only a policy that names files in "include" needs jq to list them.
+	if [[ ${_ext_guard[${#_ext_guard[@]} - 1]} == "$file" ]]; then
+		IFS= read -r -d '' text <"$file" || : # (read to its end)
+	fi
+	if [[ $text == *'"include"'* ]]; then
+		# each path in order, "" for one that is not a path in this folder
+		# (jq says what is wrong with it)
+		while IFS= read -r -d '' path; do
+			[[ -n $path && $path != /* && /$path/ != */../* ]] || path=
+			_ext_guard_file "guard_include_$((i++))" "${path:+$folder$path}"
+		done < <(jq -j '.include | arrays | .[] | (strings // "") + "\u0000"' "$file" 2>/dev/null)
+	fi
+}
+
+# Adds jq's option for a rules file to _ext_guard: file $2 as text named $1,
+# null when it is missing or unreadable, its size when over 1 MiB (not read).
+_ext_guard_file() {
+	local size
+	if [[ ! -f $2 || ! -r $2 ]]; then
+		_ext_guard+=(--argjson "$1" null)
+	elif size=$(wc -c <"$2") && ((size > 1048576)); then
+		_ext_guard+=(--argjson "$1" "$((size))")
+	else
+		_ext_guard+=(--rawfile "$1" "$2")
+	fi
 }
 
 # The reader's whole program, main.sh's argument checks included.

@@ -516,7 +516,12 @@ def secret_forms:
 def unusable($file; $problem):
 	error({unusable: {rule: "unreadable-rules",
 		reason: "\($file) \($problem), so the guard refuses every command",
-		instead: (if $problem | startswith("is missing") then "restore \($file) (git checkout \($file), or copier update)"
+		instead: (if $problem | startswith("is missing") and ($file | startswith("guard-") | not) then
+				"restore \($file), or take it out of \"include\" in guard-policy.json"
+			elif $problem | startswith("is missing") then "restore \($file) (git checkout \($file), or copier update)"
+			elif $problem | startswith("includes ") then "name a file inside the extension's folder, relative to it"
+			elif $problem | startswith("has an \"include\" of its own") then
+				"move the files \($file) includes into guard-policy.json's \"include\""
 			elif $problem | endswith("over the guard's limit of 1 MiB") then
 				"keep \($file) under 1 MiB (fewer rules, or broader patterns)"
 			else "fix \($file) (./smoke-test points at the problem)" end)}});
@@ -531,25 +536,52 @@ def no_empty_pattern($file):
 		| select(.value | empty_in) | "list \(.key | tojson)")) // null) as $bad
 	| if $bad then unusable($file; "has an empty pattern in \($bad)") else . end;
 
-# guard-rules.json ($rules) with guard-policy.json's changes ($policy), both
-# objects, made ready for check: every @name in a rule's lists expanded, and
+# A rules file read: . is its text, null when it is missing or cannot be read,
+# or its size when it is over 1 MiB, too large to read.
+def rules_file($name):
+	if . == null then unusable($name; "is missing or cannot be read")
+	elif type == "number" then unusable($name; "is \(.) bytes, over the guard's limit of 1 MiB")
+	# (in an array: an error further on must not land in this catch)
+	else [try {value: fromjson} catch {bad: .}][0] as $read
+		| if $read | has("bad") then unusable($name; "is not valid JSON (\($read.bad))")
+		else $read.value end end;
+
+# The team's policy files guard-policy.json (.) names in "include", in order:
+# $named.guard_include_N is the text of the Nth (as rules_file takes it).
+def included($named):
+	(.include // []) as $paths
+	| if ($paths | type) != "array" or any($paths[]; type != "string" or . == "") then
+		unusable("guard-policy.json"; "has an \"include\" that is not a list of file paths")
+	else first(($paths[] | select(startswith("/") or any(split("/")[]; . == ".."))), null) as $outside
+	| if $outside then unusable("guard-policy.json"; "includes \($outside | tojson), outside the extension's folder")
+	else [range($paths | length) as $i | $paths[$i] as $path | $named["guard_include_\($i)"] | rules_file($path)
+		| if type != "object" then unusable($path; "does not hold a JSON object")
+		elif has("include") then unusable($path; "has an \"include\" of its own (an included file cannot include)")
+		else no_empty_pattern($path) end] end end;
+
+# guard-rules.json ($rules) with the changes of the files guard-policy.json
+# ($policy) includes (included, given guard-policy.json) and of guard-policy.json,
+# all objects, made ready for check: every @name in a rule's lists expanded, and
 # each list of patterns prepared for fits.
-def guard_policy($rules; $policy):
+def guard_policy($rules; $policy; included):
 	($rules | if type == "object" then . else unusable("guard-rules.json"; "does not hold a JSON object") end
 		| no_empty_pattern("guard-rules.json"))
 	as $data
 	| ($policy | if type == "object" then . else unusable("guard-policy.json"; "does not hold a JSON object") end
 		| no_empty_pattern("guard-policy.json"))
 	as $own
-	| (($own.off // []) | map(tostring) | as_set) as $off
-	| (($data.lists // {}) + ($own.lists // {})) as $lists
+	| ([$data] + ($own | included) + [$own]) as $layers
+	# a list replaces the one of its name before; a file's off holds for it and those before
+	| (reduce $layers[] as $layer ({}; . + ($layer.lists // {}))) as $lists
+	| ([foreach ($layers | reverse[]) as $layer ({}; . + (($layer.off // []) | map(tostring) | as_set);
+		. as $off | [($layer.rules // [])[] | select((.id | tostring) as $id | $off[$id] | not)])]
+		| reverse | add) as $kept
 	| def expand($depth):
 		if $depth > 100 then error("a list of guard-rules.json names itself") else
 		[.[] | if type == "string" and startswith("@") then ($lists[.[1:]] // []) | expand($depth + 1)[]
 		else . end] end;
-	(($data.rules // []) + ($own.rules // [])
-		| map(select((.id | tostring) as $id | $off[$id] | not)
-			| if any(.[]; type == "array" and any(.[]; type == "string" and startswith("@"))) then
+	($kept
+		| map(if any(.[]; type == "array" and any(.[]; type == "string" and startswith("@"))) then
 				with_entries(if .value | type == "array" then .value |= expand(0) else . end)
 			else . end))
 	as $list
@@ -593,19 +625,12 @@ def rules_for($data):
 	| [$data.unnamed[] | select(.command == null or (.["command patterns"] as $p | $name | fits($p)))]
 	| if $data.named[$name] then . + [$data.rules[$data.named[$name][]]] | unique_by(.at) else . end;
 
-# The rules for check from the text of guard-rules.json and guard-policy.json
-# ($named.guard_rules and $named.guard_policy: null when a file is missing,
-# its size when it is over 1 MiB, too large to read).
+# The rules for check from the text of guard-rules.json, guard-policy.json and
+# the files it includes ($named.guard_rules, $named.guard_policy and
+# $named.guard_include_N, as rules_file takes them).
 def guard_data($named):
-	def read($name):
-		if . == null then unusable($name; "is missing or cannot be read")
-		elif type == "number" then unusable($name; "is \(.) bytes, over the guard's limit of 1 MiB")
-		# (in an array: an error further on must not land in this catch)
-		else [try {value: fromjson} catch {bad: .}][0] as $read
-			| if $read | has("bad") then unusable($name; "is not valid JSON (\($read.bad))")
-			else $read.value end end;
-	guard_policy($named.guard_rules | read("guard-rules.json");
-		$named.guard_policy | read("guard-policy.json"));
+	guard_policy($named.guard_rules | rules_file("guard-rules.json");
+		$named.guard_policy | rules_file("guard-policy.json"); included($named));
 
 # --- Checking -----------------------------------------------------------------------
 #

@@ -1,11 +1,11 @@
 // The guard: bash commands refused before they run.
 //
 // The rules are data, in guard-rules.json (the template's, replaced on
-// `copier update`) and guard-policy.json (yours: rules you add, rules you
-// switch off). This file reads a command the way bash splits it, finds each
-// simple command behind its wrappers (sudo, env, xargs, bash -c '...',
-// $(...)), and asks the rules about it. It belongs to the template:
-// `copier update` replaces it.
+// `copier update`), the team's files guard-policy.json includes, and
+// guard-policy.json (yours: rules you add, rules you switch off). This file
+// reads a command the way bash splits it, finds each simple command behind
+// its wrappers (sudo, env, xargs, bash -c '...', $(...)), and asks the rules
+// about it. It belongs to the template: `copier update` replaces it.
 import { readFileSync, statSync } from "node:fs";
 
 /** A longer command is refused unread: checking it could take too long. */
@@ -557,6 +557,7 @@ interface FindTests {
 interface RulesFile {
   rules?: Rule[];
   off?: string[]; // the ids of rules switched off
+  include?: string[]; // the team's policy files (guard-policy.json only)
   lists?: Record<string, string[]>;
   classes?: Record<string, string[]>;
   wrappers?: Record<string, Wrapper | null>;
@@ -595,7 +596,10 @@ function loadJson(name: string): RulesFile {
     if (err instanceof RulesError) throw err;
     const { code, message } = err as NodeJS.ErrnoException;
     if (code === "ENOENT") {
-      const fix = `restore ${name} (git checkout ${name}, or copier update)`;
+      const ours = name === "guard-rules.json" || name === "guard-policy.json";
+      const fix = ours
+        ? `restore ${name} (git checkout ${name}, or copier update)`
+        : `restore ${name}, or take it out of "include" in guard-policy.json`;
       throw new RulesError(name, "is missing", fix);
     }
     throw new RulesError(name, `cannot be read (${message})`, `fix ${name}`);
@@ -634,22 +638,63 @@ function noEmptyPattern(name: string, data: RulesFile): void {
   }
 }
 
-/** guard-rules.json, with guard-policy.json's changes: read on first use. */
+/** The team's policy files guard-policy.json names in "include", in order. */
+function included(own: RulesFile): RulesFile[] {
+  const paths: unknown = own.include ?? [];
+  if (
+    !Array.isArray(paths) ||
+    !paths.every((path) => typeof path === "string" && path !== "")
+  ) {
+    const fix = `fix guard-policy.json ("include": ["team-policy/guard-policy.json"])`;
+    const problem = `has an "include" that is not a list of file paths`;
+    throw new RulesError("guard-policy.json", problem, fix);
+  }
+  for (const path of paths as string[]) {
+    if (path.startsWith("/") || path.split("/").includes("..")) {
+      const problem = `includes ${JSON.stringify(path)}, outside the extension's folder`;
+      const fix = "name a file inside the extension's folder, relative to it";
+      throw new RulesError("guard-policy.json", problem, fix);
+    }
+  }
+  return (paths as string[]).map((path) => {
+    const data = loadJson(path);
+    if ("include" in data) {
+      const problem = `has an "include" of its own (an included file cannot include)`;
+      const fix = `move the files ${path} includes into guard-policy.json's "include"`;
+      throw new RulesError(path, problem, fix);
+    }
+    noEmptyPattern(path, data);
+    return data;
+  });
+}
+
+/** guard-rules.json, then each file guard-policy.json includes, then
+ * guard-policy.json: read on first use. Rules are asked in that order, a list
+ * replaces the one of its name from the files before, and "off" switches
+ * rules of its file and the files before off. */
 function policy(): Policy {
   if (loaded) return loaded;
   const data = loadJson("guard-rules.json");
   const own = loadJson("guard-policy.json");
   noEmptyPattern("guard-rules.json", data);
   noEmptyPattern("guard-policy.json", own);
-  const off = new Set(own.off ?? []);
-  const lists = new Map(Object.entries({ ...data.lists, ...own.lists }));
+  const layers = [data, ...included(own), own];
+  const lists = new Map(
+    layers.flatMap((layer) => Object.entries(layer.lists ?? {})),
+  );
+  const off = new Set<string>();
+  const kept = [...layers].reverse().map((layer) => {
+    for (const id of layer.off ?? []) off.add(id); // for it and the files before
+    return (layer.rules ?? []).filter((rule) => !off.has(rule.id));
+  });
   const expand = (names: string[]): string[] =>
     names.flatMap((name) =>
       name.startsWith("@") ? expand(lists.get(name.slice(1)) ?? []) : [name],
     );
   // Names starting with @ stand for a list: each rule with its lists expanded.
-  const rules = [...(data.rules ?? []), ...(own.rules ?? [])]
-    .filter((rule) => !off.has(rule.id))
+  const rules = kept
+    .reverse()
+    .flat()
     .map((rule) => {
       const fields = Object.entries(rule).map(
         ([key, value]: [string, unknown]) => [

@@ -127,22 +127,75 @@ MAX_RULES_BYTES = 1024 * 1024
 MATCHING = set(RULE_FIELDS) - {"id", "reason", "instead", "targets", "default target"}
 
 
-def rules_problems(path: str) -> list[str]:
-    """What is wrong with a guard rules file (guard-rules.json, guard-policy.json)."""
+def read_rules(path: str) -> tuple[dict | None, str]:
+    """A guard rules file as a JSON object, or None and why it is not one."""
     try:
         with open(path, encoding="utf-8") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size > MAX_RULES_BYTES:  # the guard refuses it unread
-                return [f"is {size} bytes, over the guard's limit of 1 MiB"]
+                return None, f"is {size} bytes, over the guard's limit of 1 MiB"
             data = json.load(fh)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return [f"cannot read it: {exc}"]
+        return None, f"cannot read it: {exc}"
     if not isinstance(data, dict):
-        return ["must hold a JSON object"]
+        return None, "must hold a JSON object"
+    return data, ""
+
+
+def included_paths(policy: dict) -> tuple[list[str], list[str]]:
+    """The files guard-policy.json includes, and what is wrong with its include."""
+    paths = [] if policy.get("include") is None else policy["include"]
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        return [], ['"include" must be a list of file paths']
+    outside = [p for p in paths if p.startswith("/") or ".." in p.split("/")]
+    problems = [
+        f"includes {q(p)}, outside the extension's folder (name a file in it)"
+        for p in outside
+    ]
+    return [p for p in paths if p not in outside], problems
+
+
+def guard_layers(ext_dir: str) -> list[tuple[str, dict]]:
+    """The guard's rules files that can be read, in the order it merges them:
+    guard-rules.json, the files guard-policy.json includes, guard-policy.json."""
+    own = read_rules(os.path.join(ext_dir, "guard-policy.json"))[0]
+    names = ["guard-rules.json", *included_paths(own or {})[0], "guard-policy.json"]
+    layers = [(name, read_rules(os.path.join(ext_dir, name))[0]) for name in names]
+    return [(name, data) for name, data in layers if data is not None]
+
+
+def rule_files(layers: list[tuple[str, dict]]) -> dict[str, str]:
+    """The file each rule the guard asks about comes from, by rule id."""
+    files: dict[str, str] = {}
+    off: set = set()
+    for name, data in reversed(layers):  # a file's off holds for those before
+        off.update(i for i in as_list(data.get("off")) if isinstance(i, str))
+        for rule in as_list(data.get("rules")):
+            rule_id = rule.get("id") if isinstance(rule, dict) else None
+            if isinstance(rule_id, str) and rule_id not in off:
+                files[rule_id] = name  # the first file's rule is asked first
+    return files
+
+
+def as_list(value: object) -> list:
+    return value if isinstance(value, list) else []
+
+
+def rules_problems(
+    path: str, known_lists: set | None = None, earlier: dict | None = None
+) -> list[str]:
+    """What is wrong with a guard rules file (guard-rules.json, guard-policy.json,
+    a file it includes); `known_lists` are the list names of the other files,
+    `earlier` the ids of the rules of the files before, with their file."""
+    data, problem = read_rules(path)
+    if data is None:
+        return [problem]
     problems = []
     lists = data.get("lists", {})
     if not isinstance(lists, dict):
         return ["lists must be an object of lists"]
+    lists = {**dict.fromkeys(known_lists or ()), **lists}
+    earlier = earlier or {}
     problems += [
         f"list {q(key)} has an empty pattern"
         for key, value in lists.items()
@@ -162,6 +215,10 @@ def rules_problems(path: str) -> list[str]:
                 problems.append(f"{name}: needs {q(field)}, a text")
         if rule_id in seen:
             problems.append(f"{name}: a second rule with this id")
+        elif rule_id in earlier:
+            problems.append(
+                f"{name}: a second rule with this id (also in {earlier[rule_id]})"
+            )
         seen.add(rule_id)
         for field, value in rule.items():
             kind = RULE_FIELDS.get(field)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -11,11 +12,15 @@ import time
 from .cases import (
     command_expectations,
     file_expectations,
+    guard_layers,
+    included_paths,
     intercept_expectations,
     load_guard_cases,
     load_smoke_json,
     prompt_expectations,
+    read_rules,
     refusal_parts,
+    rule_files,
     rules_problems,
     run_cases,
     tool_expectations,
@@ -424,16 +429,45 @@ class Session(Wire):
         self.report.verdict(label, problems, "" if expect is not None else summary)
 
     def phase_guard_rules_json(self) -> None:
-        """guard-rules.json and guard-policy.json: rules a guard can apply."""
+        """guard-rules.json, the files guard-policy.json includes, and
+        guard-policy.json: rules a guard can apply."""
+        folder = self.opts.ext_dir
         names = ("guard-rules.json", "guard-policy.json")
-        paths = [os.path.join(self.opts.ext_dir, name) for name in names]
-        if not any(os.path.exists(path) for path in paths):
+        if not any(os.path.exists(os.path.join(folder, name)) for name in names):
             return  # no guard of the template's
-        for name, path in zip(names, paths):
-            if os.path.exists(path):
-                self.report.verdict(name, rules_problems(path), "rules well formed")
-            else:  # the guard refuses every bash command without it
-                self.report.fail(name, "missing: the guard refuses every bash command")
+        own = read_rules(os.path.join(folder, "guard-policy.json"))[0]
+        included, include_problems = included_paths(own or {})
+        layers = guard_layers(folder)
+        lists = {
+            key
+            for _, data in layers
+            if isinstance(data.get("lists"), dict)
+            for key in data["lists"]
+        }
+        earlier: dict[str, str] = {}
+        for name in [names[0], *included, names[1]]:
+            path = os.path.join(folder, name)
+            if not os.path.exists(path):  # the guard refuses every bash command
+                fix = " (restore it, or take it out of guard-policy.json's include)"
+                fix = fix if name in included else ""
+                self.report.fail(
+                    name, f"missing: the guard refuses every bash command{fix}"
+                )
+                continue
+            problems = rules_problems(path, lists, earlier)
+            data = read_rules(path)[0] or {}
+            if name in included and "include" in data:
+                problems.append(
+                    "has an include of its own: an included file cannot include"
+                    " (list the files in guard-policy.json's include)"
+                )
+            if name == names[1]:
+                problems += include_problems
+            self.report.verdict(name, problems, "rules well formed")
+            rules = data.get("rules")
+            for rule in rules if isinstance(rules, list) else []:
+                if isinstance(rule, dict) and isinstance(rule.get("id"), str):
+                    earlier.setdefault(rule["id"], name)
 
     def phase_guard_cases_json(self) -> None:
         """guard-cases.json: commands the guard must refuse, and must allow."""
@@ -492,15 +526,25 @@ class Session(Wire):
                 "rule": rule,
                 "reason": reason,
             }
+            if block and rule in self.rule_files:
+                verdict["file"] = self.rule_files[rule]
             self.report.verdicts.append(verdict)
             if self.report.as_json:
                 continue
             if not block:
                 print(f"{self.report.paint('pass', 'allowed')}  {command}")
                 continue
+            source = self.rule_files.get(rule)
             print(f"{self.report.paint('fail', 'refused')}  {command}")
             print(f"         rule: {rule or '(not named)'}")
+            if source:
+                print(f"         from: {source}")
             print(f"         {why}")
+
+    @functools.cached_property
+    def rule_files(self) -> dict[str, str]:
+        """The file each of the guard's rules comes from, by rule id."""
+        return rule_files(guard_layers(self.opts.ext_dir))
 
     def ask_guard(self, command: str) -> tuple[bool, str, str, str] | None:
         """The guard's verdict on a bash command: refused, rule, why, the reason."""
