@@ -110,7 +110,7 @@ def ansi_c:
 		| if .stop then .out = null
 		elif .literal then .out = $piece | .literal = false
 		elif $piece == "" or $piece == "c" and $j < $n - 1 then
-			# \\: a backslash (at the end: one left as it is); \c\: control-\
+			# two backslashes: one (one at the end: kept); \c and a backslash: control-backslash
 			.out = (if $piece == "" then "\\" else "\u001c" end) | .literal = ($j < $n - 1)
 		else
 			($piece[0:10] | [match("\\A([abeEfnrtv\\\\'\"?]|[0-7]{1,3}|x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c[\\s\\S])").string][0])
