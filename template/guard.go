@@ -14,7 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -33,6 +35,19 @@ const (
 	maxPath = 4096
 	// What a $(...), `...` or <(...) leaves in a word.
 	substitution = "$()"
+	// What xargs or parallel puts in a word from their input: unknown text.
+	input = "${:input}"
+	// parallel runs at most this many values one by one; more count as unknown.
+	maxValues = 64
+)
+
+var (
+	// The escapes of $'...', as bash reads them.
+	ansiC = regexp.MustCompile(`\\([abeEfnrtv\\'"?]|[0-7]{1,3}|x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}` +
+		`|U[0-9A-Fa-f]{1,8}|c[\s\S])`)
+	ansiCLetters = map[byte]rune{'a': 7, 'b': 8, 'e': 27, 'E': 27, 'f': 12, 'n': 10, 'r': 13, 't': 9, 'v': 11}
+	// parallel's replacement strings: {}, {.}, {/}, {//}, {/.}, {#}, {%}, {1}, ...
+	parallelReplace = regexp.MustCompile(`\{([0-9]*)(\.|/|//|/\.|#|%)?\}`)
 )
 
 // Refusal is why the guard refuses a command: the rule, its reason, what to
@@ -548,7 +563,9 @@ func (p *parser) word(command *simple, end string) string {
 				p.i++
 			}
 		case "$":
-			p.dollar(&parts, command)
+			if p.peek() != `"` { // $"...": a double-quoted string
+				p.dollar(&parts, command)
+			}
 		case "`":
 			command.subs = append(command.subs, p.parse("`")...)
 			parts.add(substitution)
@@ -596,7 +613,11 @@ func (p *parser) doubleQuoted(parts *wordParts, command *simple) {
 				parts.add(`\`)
 			}
 		case "$":
-			p.dollar(parts, command)
+			if p.peek() == "'" { // "$'": no escapes inside double quotes
+				parts.add("$")
+			} else {
+				p.dollar(parts, command)
+			}
 		case "`":
 			command.subs = append(command.subs, p.parse("`")...)
 			parts.add(substitution)
@@ -620,8 +641,9 @@ func (p *parser) dollar(parts *wordParts, command *simple) {
 			}
 			parts.add("$((0))")
 		} else {
-			command.subs = append(command.subs, p.parse(")")...)
-			parts.add(substitution)
+			inner := p.parse(")")
+			command.subs = append(command.subs, inner...)
+			parts.add(heredocText(inner))
 		}
 	case strings.HasPrefix(following, "{"): // ${...} as written, up to its }
 		start := p.i
@@ -630,19 +652,92 @@ func (p *parser) dollar(parts *wordParts, command *simple) {
 		}
 		p.i++
 		parts.add("$" + strings.Join(p.tokens[start:min(p.i, len(p.tokens))], ""))
-	case following == "'": // $'...': a backslash escapes the next token
+	case following == "'": // $'...': escapes decoded as bash does
 		p.i++
+		start := p.i
 		for p.i < len(p.tokens) && p.tokens[p.i] != "'" {
 			if p.tokens[p.i] == `\` {
 				p.i++
 			}
-			parts.add(p.peek())
 			p.i++
 		}
+		parts.add(ansiCText(strings.Join(p.tokens[start:min(p.i, len(p.tokens))], "")))
 		p.i++
 	default:
 		parts.add("$")
 	}
+}
+
+// heredocText is what a $(...) leaves in its word: the text of a
+// here-document when its only command is cat of one ($(cat <<EOF ... EOF)),
+// or substitution.
+func heredocText(inner []*simple) string {
+	if len(inner) != 1 {
+		return substitution
+	}
+	cat := inner[0]
+	if len(cat.words) != 1 || cat.words[0] != "cat" || !cat.hasStdin {
+		return substitution
+	}
+	for _, to := range cat.redirects {
+		if to.op != "<<" {
+			return substitution
+		}
+	}
+	return cat.stdin
+}
+
+// ansiCText is the text of $'...' with its escapes decoded; a NUL ends it,
+// and a byte that is not ASCII, or no character, stands as U+FFFD.
+func ansiCText(text string) string {
+	var out strings.Builder
+	at := 0
+	for _, m := range ansiC.FindAllStringSubmatchIndex(text, -1) {
+		out.WriteString(text[at:m[0]])
+		at = m[1]
+		escape := text[m[2]:m[3]]
+		kind := escape[0]
+		var code rune
+		switch {
+		case ansiCLetters[kind] != 0:
+			code = ansiCLetters[kind]
+		case strings.IndexByte(`\'"?`, kind) >= 0:
+			code = rune(kind)
+		case kind == 'x':
+			n, _ := strconv.ParseUint(escape[1:], 16, 32)
+			code = rune(n)
+		case kind == 'u' || kind == 'U':
+			n, _ := strconv.ParseUint(escape[1:], 16, 32)
+			code = rune(n)
+			if n > 0x10FFFF || 0xD800 <= n && n <= 0xDFFF {
+				code = 0xFFFD
+			}
+		case kind == 'c':
+			letter, _ := utf8.DecodeRuneInString(escape[1:])
+			switch {
+			case letter >= 0x80:
+				code = 0xFFFD
+			case letter == '?':
+				code = 0x7F
+			case 'a' <= letter && letter <= 'z':
+				code = (letter - 32) & 0x1F
+			default:
+				code = letter & 0x1F
+			}
+		default:
+			n, _ := strconv.ParseUint(escape, 8, 32)
+			code = rune(n & 0xFF)
+		}
+		if kind != 'u' && kind != 'U' && 0x80 <= code && code <= 0xFF {
+			code = 0xFFFD // a byte, not a character
+		}
+		if code == 0 {
+			return out.String()
+		}
+		out.WriteRune(code)
+	}
+	out.WriteString(text[at:])
+	return out.String()
 }
 
 func isNumber(word string) bool {
@@ -725,6 +820,7 @@ type rule struct {
 	targets       string
 	defaultTarget *string
 	forkBomb      bool
+	codeFromInput bool
 }
 
 type wrapper struct {
@@ -732,6 +828,16 @@ type wrapper struct {
 	assignments bool
 	args        int
 	addsArgs    bool
+	bare        []string          // words taken as options: env's -
+	values      *wrapperValues    // options read, not only skipped
+	valueLists  map[string]string // parallel's ::: (words) and :::: (files)
+}
+
+// wrapperValues are the options of a wrapper whose values the guard reads.
+type wrapperValues struct {
+	Chdir       []string          `json:"chdir"`        // env -C DIR
+	SplitString []string          `json:"split string"` // env -S STRING
+	Replace     map[string]string `json:"replace"`      // xargs -I R, -i: {}
 }
 
 // codeOptions are the options after which an interpreter takes its code.
@@ -881,6 +987,8 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		err := errors.Join(
 			field(fields, "options with value", &withValue), field(fields, "assignments", &w.assignments),
 			field(fields, "args", &w.args), field(fields, "adds args", &w.addsArgs),
+			field(fields, "bare options", &w.bare), field(fields, "values", &w.values),
+			field(fields, "value lists", &w.valueLists),
 		)
 		if err != nil {
 			return nil, fmt.Errorf("wrapper %s: %w", name, err)
@@ -1017,6 +1125,7 @@ func readRule(text json.RawMessage, lists map[string][]string) (*rule, error) {
 		field(fields, "instead", &r.instead), field(fields, "targets", &r.targets),
 		field(fields, "skip", &r.skip), field(fields, "default target", r.defaultTarget),
 		field(fields, "fork bomb", &r.forkBomb), field(fields, "min args", &r.minArgs),
+		field(fields, "code from input", &r.codeFromInput),
 	)
 	for key, list := range map[string]**patterns{
 		"command": &r.command, "option": &r.option, "not option": &r.notOption, "arg": &r.arg,
@@ -1346,6 +1455,9 @@ type invocation struct {
 	code     []string   // shell code it runs: sh -c CODE, eval ..., a here-document
 	execs    [][]string // the commands of find's -exec ... ;
 	position int        // where it stands in its pipeline
+	chdir    *string    // the folder a wrapper runs it in: env -C DIR
+	// fromInput: it runs code it reads (xargs sh -c, parallel)
+	fromInput bool
 }
 
 // line is the simple commands of one piece of code, grouped by pipeline.
@@ -1497,6 +1609,9 @@ func (c *checker) check(text string, depth int, outer *defs, at int, passesAll b
 }
 
 func (c *checker) checkRun(run *invocation, l *line, depth int) *Refusal {
+	if run.chdir != nil {
+		return c.inFolder(run, l, depth)
+	}
 	c.followCd(run, l)
 	for _, r := range c.policy.rulesFor(run.name) {
 		if c.holds(r, run, l) {
@@ -1528,6 +1643,24 @@ func (c *checker) checkRun(run *invocation, l *line, depth int) *Refusal {
 		return c.call(run, l, depth)
 	}
 	return nil
+}
+
+// inFolder judges a command a wrapper runs in another folder (env -C DIR):
+// its relative paths start there.
+func (c *checker) inFolder(run *invocation, l *line, depth int) *Refusal {
+	here, folder := c.here, *run.chdir
+	run.chdir = nil
+	switch {
+	case strings.Contains(folder, "$") || strings.HasPrefix(folder, "~"):
+		c.here = ""
+	case strings.HasPrefix(folder, "/"):
+		c.here = "/" + strings.Join(normal(folder), "/")
+	case c.here != "":
+		c.here = "/" + strings.Join(normal(c.here+"/"+folder), "/")
+	}
+	refusal := c.checkRun(run, l, depth)
+	c.here = here
+	return refusal
 }
 
 // call judges a function called: each body, where it is first called.
@@ -1592,6 +1725,7 @@ func (c *checker) followCd(run *invocation, l *line) {
 // wrappers.
 func (c *checker) unwrap(words []string, command *simple) *invocation {
 	i, addsArgs := 0, false
+	var state wrapperState
 	for i < len(words) {
 		word := words[i]
 		if keywords[word] || isAssignment(word) {
@@ -1603,14 +1737,19 @@ func (c *checker) unwrap(words []string, command *simple) *invocation {
 			break
 		}
 		i++
-		for i < len(words) && len(words[i]) > 1 && words[i][0] == '-' {
+		for i < len(words) && (len(words[i]) > 1 && words[i][0] == '-' || slices.Contains(w.bare, words[i])) {
 			i++
 			if words[i-1] == "--" {
 				break
 			}
-			if w.withValue.has(words[i-1]) {
+			if w.values != nil {
+				words, i = wrapperOption(&w, words, i, &state)
+			} else if w.withValue.has(words[i-1]) {
 				i++
 			}
+		}
+		if w.valueLists != nil {
+			return c.parallel(&w, words, i, command, &state)
 		}
 		for w.assignments && i < len(words) && isAssignment(words[i]) {
 			i++
@@ -1618,16 +1757,259 @@ func (c *checker) unwrap(words []string, command *simple) *invocation {
 		i += w.args
 		addsArgs = addsArgs || w.addsArgs
 	}
-	run := &invocation{command: command}
+	run := &invocation{command: command, chdir: state.chdir}
 	if i < len(words) {
 		run.name = basename(words[i])
 		run.args = words[i+1 : len(words) : len(words)] // appending copies
 	}
-	if addsArgs {
-		run.args = append(run.args, substitution)
+	if state.replace != "" { // xargs -I R: R stands for what xargs reads
+		args := make([]string, len(run.args))
+		for j, arg := range run.args {
+			args[j] = strings.ReplaceAll(arg, state.replace, input)
+		}
+		run.args = args
+	} else if addsArgs {
+		run.args = append(run.args, input)
 	}
 	c.findCode(run)
+	c.codeFromInput(run)
 	return run
+}
+
+// wrapperState is what a wrapper's options say about the command it runs.
+type wrapperState struct {
+	chdir   *string // env -C DIR
+	replace string  // xargs -I R
+	splits  int     // how many env -S strings were split
+}
+
+// codeFromInput is whether a shell or interpreter runs what xargs reads:
+// xargs sh -c.
+func (c *checker) codeFromInput(run *invocation) {
+	if !slices.Contains(run.args, input) {
+		return
+	}
+	options, args := c.policy.codeOptions(run.name), run.args
+	for i := 0; i+1 < len(args); i++ {
+		for _, option := range options {
+			if optionMatches(args[i], option, nil) {
+				at := i + 1
+				if args[i+1] == "--" && i+2 < len(args) {
+					at = i + 2 // bash -c -- CODE
+				}
+				run.fromInput = args[at] == input
+				return
+			}
+		}
+	}
+}
+
+// parallel reads parallel CMD ::: VALUES: a shell runs CMD once for each
+// value, in place of its {} (or after it); values from its input, or from
+// the files of ::::, are unknown. With no CMD, each value is a command line.
+func (c *checker) parallel(w *wrapper, words []string, i int, command *simple, state *wrapperState) *invocation {
+	at := i
+	for at < len(words) && w.valueLists[words[at]] == "" {
+		at++
+	}
+	var values []string
+	seen := map[string]bool{}
+	unknown := at == len(words) // no ::: : the values come from its input
+	kind := ""
+	for _, word := range words[at:] {
+		if list := w.valueLists[word]; list != "" {
+			kind = list
+		} else if kind != "words" {
+			unknown = true
+		} else if !seen[word] {
+			seen[word] = true
+			values = append(values, word)
+		}
+	}
+	cmd := words[i:at]
+	// too many to judge one by one: as unknown as values read from input
+	if len(values) > maxValues || len(values)*utf8.RuneCountInString(strings.Join(cmd, " ")) > maxCommand {
+		values, unknown = nil, true
+	}
+	if unknown {
+		values = append(values, input)
+	}
+	run := &invocation{name: "parallel", command: command, chdir: state.chdir}
+	for _, value := range values {
+		code := value
+		if len(cmd) > 0 {
+			code = fill(cmd, value, state.replace)
+		}
+		if code == input {
+			run.fromInput = true
+		} else {
+			run.code = append(run.code, code)
+		}
+	}
+	return run
+}
+
+// optionValue returns the value of an option named in names (-C DIR, -CDIR,
+// --chdir=DIR), and whether it is the next word; ok is false for another
+// option.
+func optionValue(option string, names []string, following string) (value string, next, ok bool) {
+	if slices.Contains(names, option) {
+		return following, true, true
+	}
+	if name, value, found := strings.Cut(option, "="); found && strings.HasPrefix(name, "--") && slices.Contains(names, name) {
+		return value, false, true
+	}
+	if isShort(option) && len(option) > 2 && slices.Contains(names, option[:2]) {
+		return option[2:], false, true
+	}
+	return "", false, false
+}
+
+// wrapperOption reads a wrapper's option words[i-1]: a folder to run in (env
+// -C), a string split into words (env -S), a replacement string (xargs -I).
+// It returns the words, and where the next option stands.
+func wrapperOption(w *wrapper, words []string, i int, state *wrapperState) ([]string, int) {
+	option, following := words[i-1], ""
+	if i < len(words) {
+		following = words[i]
+	}
+	replace := make([]string, 0, len(w.values.Replace))
+	for name := range w.values.Replace {
+		replace = append(replace, name)
+	}
+	for what, names := range [][]string{w.values.Chdir, w.values.SplitString, replace} {
+		value, next, ok := optionValue(option, names, following)
+		if !ok {
+			continue
+		}
+		if what == 2 && w.values.Replace[option] != "" {
+			value, next = w.values.Replace[option], false // xargs -i: {}, no value
+		}
+		end := i
+		if next {
+			end = i + 1
+		}
+		switch {
+		case what == 1 && state.splits < maxDepth:
+			state.splits++ // the string's words come in its place
+			split := append(words[:i-1:i-1], splitString(value)...)
+			return append(split, words[min(end, len(words)):]...), i - 1
+		case what == 0:
+			state.chdir = &value
+		case what == 2:
+			state.replace = value
+		}
+		return words, end
+	}
+	if w.withValue.has(option) {
+		i++
+	}
+	return words, i
+}
+
+// splitString returns the words of env -S's string: split at blanks, quotes
+// and backslashes taken off.
+func splitString(text string) []string {
+	var words []string
+	var word []byte
+	started := false // a word has begun ('' is one)
+	mode := ""       // the quote, or backslash, that the characters before opened
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case (mode == "'" || mode == `"`) && string(c) == mode:
+			mode = ""
+		case mode == `"` && c == '\\':
+			mode = `"\`
+		case mode != "":
+			word = append(word, c)
+			if mode == `"\` {
+				mode = `"`
+			} else if mode == `\` {
+				mode = ""
+			}
+		case strings.IndexByte(" \t\n\v\f\r", c) >= 0:
+			if started {
+				words = append(words, string(word))
+			}
+			word, started = nil, false
+		default:
+			started = true
+			if c == '\'' || c == '"' || c == '\\' {
+				mode = string(c)
+			} else {
+				word = append(word, c)
+			}
+		}
+	}
+	if started {
+		words = append(words, string(word))
+	}
+	return words
+}
+
+// fill returns parallel's command line for one value: in place of each {}
+// (or of parallel -I's string), or after the command; the value quoted.
+func fill(cmd []string, value, replace string) string {
+	found := false
+	out := make([]string, 0, len(cmd)+1)
+	for _, word := range cmd {
+		if replace != "" {
+			found = found || strings.Contains(word, replace)
+			word = strings.ReplaceAll(word, replace, shellQuoted(value))
+		} else if parallelReplace.MatchString(word) {
+			found = true
+			word = parallelReplace.ReplaceAllStringFunc(word, func(m string) string {
+				how := parallelReplace.FindStringSubmatch(m)[2]
+				return shellQuoted(transformed(value, how))
+			})
+		}
+		out = append(out, word)
+	}
+	if !found {
+		out = append(out, shellQuoted(value))
+	}
+	return strings.Join(out, " ")
+}
+
+// transformed returns a value as {.}, {/}, {//}, {/.}, {#} or {%} give it.
+func transformed(value, how string) string {
+	switch {
+	case value == input:
+		return value
+	case how == "#" || how == "%":
+		return "1" // the job's or the slot's number
+	case how == "//": // the folder
+		path := strings.TrimRight(value, "/")
+		switch {
+		case path == "" && value != "":
+			return "/"
+		case !strings.Contains(path, "/"):
+			return "."
+		}
+		if folder := strings.TrimRight(path[:strings.LastIndexByte(path, '/')], "/"); folder != "" {
+			return folder
+		}
+		return "/"
+	}
+	if strings.HasPrefix(how, "/") {
+		value = basename(value)
+	}
+	if strings.HasSuffix(how, ".") { // without its extension
+		if dot := strings.LastIndexByte(value, '.'); dot >= 0 && !strings.Contains(value[dot:], "/") {
+			value = value[:dot]
+		}
+	}
+	return value
+}
+
+// shellQuoted returns a value as one word in shell code (what parallel reads
+// stays unknown).
+func shellQuoted(value string) string {
+	if value == input {
+		return value
+	}
+	return "'" + strings.ReplaceAll(value, "'", `'\''`) + "'"
 }
 
 // findCode finds the shell code a command runs: sh -c CODE, eval ..., find
@@ -1723,6 +2105,9 @@ func (c *checker) findPaths(run *invocation) {
 
 // holds is whether every field of r holds for run.
 func (c *checker) holds(r *rule, run *invocation, l *line) bool {
+	if r.codeFromInput && !run.fromInput {
+		return false
+	}
 	if r.forkBomb && !forkBomb(run, l) {
 		return false
 	}

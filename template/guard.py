@@ -50,6 +50,19 @@ KEYWORDS |= {"esac", "coproc"}
 ENDS_WORD = {"\n", ";", "&", "|", "(", ")", "<", ">"}  # and blanks
 SYNTAX = set(" \t\n'\"\\$`()|&;<>#")  # the first characters of tokens that are not text
 SUBSTITUTION = "$()"  # what a $(...), `...` or <(...) leaves in a word
+# What xargs or parallel puts in a word from their input: unknown text.
+INPUT = "${:input}"
+# The escapes of $'...', as bash reads them.
+ANSI_C = re.compile(
+    r"\\([abeEfnrtv\\'\"?]|[0-7]{1,3}|x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}"
+    r"|U[0-9A-Fa-f]{1,8}|c[\s\S])"
+)
+ANSI_C_LETTERS = {"a": 7, "b": 8, "e": 27, "E": 27, "f": 12, "n": 10, "r": 13}
+ANSI_C_LETTERS.update({"t": 9, "v": 11})
+# parallel's replacement strings: {}, {.}, {/}, {//}, {/.}, {#}, {%}, {1}, ...
+PARALLEL_REPLACE = re.compile(r"\{([0-9]*)(\.|/|//|/\.|#|%)?\}")
+# parallel runs at most this many values one by one; more count as unknown.
+MAX_VALUES = 64
 
 
 @dataclass
@@ -375,7 +388,8 @@ class Parser:
                     parts.append(self.tokens[self.i])
                     self.i += 1
             elif token == "$":
-                self.dollar(parts, command)
+                if self.peek() != '"':  # $"...": a double-quoted string
+                    self.dollar(parts, command)
             elif token == "`":
                 command.subs.extend(self.parse("`"))
                 parts.append(SUBSTITUTION)
@@ -406,7 +420,10 @@ class Parser:
                 else:
                     parts.append("\\")
             elif token == "$":
-                self.dollar(parts, command)
+                if self.peek() == "'":  # "$'": no escapes inside double quotes
+                    parts.append("$")
+                else:
+                    self.dollar(parts, command)
             elif token == "`":
                 command.subs.extend(self.parse("`"))
                 parts.append(SUBSTITUTION)
@@ -425,24 +442,76 @@ class Parser:
                     self.i += 1
                 parts.append("$((0))")
             else:
-                command.subs.extend(self.parse(")"))
-                parts.append(SUBSTITUTION)
+                inner = self.parse(")")
+                command.subs.extend(inner)
+                parts.append(heredoc_text(inner))
         elif following.startswith("{"):  # ${...} as written, up to its }
             start = self.i
             while self.i < len(self.tokens) and "}" not in self.tokens[self.i]:
                 self.i += 1
             self.i += 1
             parts.append("$" + "".join(self.tokens[start : self.i]))
-        elif following == "'":  # $'...': a backslash escapes the next token
+        elif following == "'":  # $'...': escapes decoded as bash does
             self.i += 1
+            start = self.i
             while self.i < len(self.tokens) and self.tokens[self.i] != "'":
-                if self.tokens[self.i] == "\\":
-                    self.i += 1
-                parts.append(self.peek())
-                self.i += 1
+                self.i += 2 if self.tokens[self.i] == "\\" else 1
+            parts.append(ansi_c("".join(self.tokens[start : self.i])))
             self.i += 1
         else:
             parts.append("$")
+
+
+def heredoc_text(inner: list) -> str:
+    """What a $(...) leaves in its word: the text of a here-document when
+    its only command is cat of one ($(cat <<EOF ... EOF)), or SUBSTITUTION."""
+    if len(inner) != 1:
+        return SUBSTITUTION
+    cat = inner[0]
+    if cat.words != ["cat"] or cat.stdin is None:
+        return SUBSTITUTION
+    if any(op != "<<" for op, _ in cat.redirects):
+        return SUBSTITUTION
+    return cat.stdin
+
+
+def ansi_c(text: str) -> str:
+    """The text of $'...' with its escapes decoded; a NUL ends it, and a byte
+    that is not ASCII, or no character, stands as U+FFFD."""
+    out = []
+    at = 0
+    for match in ANSI_C.finditer(text):
+        out.append(text[at : match.start()])
+        at = match.end()
+        escape = match.group(1)
+        kind = escape[0]
+        if kind in ANSI_C_LETTERS:
+            code = ANSI_C_LETTERS[kind]
+        elif kind in "\\'\"?":
+            code = ord(kind)
+        elif kind == "x":
+            code = int(escape[1:], 16)
+        elif kind in "uU":
+            code = int(escape[1:], 16)
+            if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+                code = 0xFFFD
+        elif kind == "c":
+            letter = ord(escape[1])
+            if letter >= 0x80:
+                code = 0xFFFD
+            elif escape[1] == "?":
+                code = 0x7F
+            else:
+                code = (letter - 32 if 0x61 <= letter <= 0x7A else letter) & 0x1F
+        else:
+            code = int(escape, 8) & 0xFF
+        if kind not in "uU" and 0x80 <= code <= 0xFF:
+            code = 0xFFFD  # a byte, not a character
+        if code == 0:
+            return "".join(out)
+        out.append(chr(code))
+    out.append(text[at:])
+    return "".join(out)
 
 
 def is_blank(token: str) -> bool:
@@ -772,6 +841,8 @@ class Invocation:
     code: list  # shell code it runs: sh -c CODE, eval ..., a here-document
     execs: list  # the commands of find's -exec ... ;
     position: int = 0  # where it stands in its pipeline
+    chdir: str | None = None  # the folder a wrapper runs it in: env -C DIR
+    from_input: bool = False  # runs code it reads: xargs sh -c, parallel
 
 
 class Defs:
@@ -882,6 +953,8 @@ class Checker:
         return None
 
     def check_run(self, run: Invocation, line: Line, depth: int) -> Refusal | None:
+        if run.chdir is not None:
+            return self.in_folder(run, line, depth)
         self.follow_cd(run, line)
         for rule in rules_for(self.data, run.name):
             if self.holds(rule, run, line):
@@ -908,6 +981,21 @@ class Checker:
         if line.defs.knows(run.name):
             return self.call(run, line, depth)
         return None
+
+    def in_folder(self, run: Invocation, line: Line, depth: int) -> Refusal | None:
+        """A command a wrapper runs in another folder (env -C DIR): its
+        relative paths start there."""
+        here, folder = self.here, run.chdir or ""
+        run.chdir = None
+        if "$" in folder or folder.startswith("~"):
+            self.here = None
+        elif folder.startswith("/"):
+            self.here = "/" + "/".join(normal(folder))
+        elif self.here is not None:
+            self.here = "/" + "/".join(normal(self.here + "/" + folder))
+        refusal = self.check_run(run, line, depth)
+        self.here = here
+        return refusal
 
     def call(self, run: Invocation, line: Line, depth: int) -> Refusal | None:
         """A function called: each body judged where it is first called."""
@@ -955,6 +1043,7 @@ class Checker:
         """The command that runs, behind keywords, assignments and wrappers."""
         wrappers = self.data.get("wrappers", {})
         i, adds_args = 0, False
+        state: dict = {"chdir": None, "replace": None, "splits": 0}
         while i < len(words):
             word = words[i]
             if word in KEYWORDS or "=" in word and ASSIGNMENT.match(word):
@@ -965,12 +1054,19 @@ class Checker:
                 break
             i += 1
             with_value = wrapper.get("options with value", [])
-            while i < len(words) and len(words[i]) > 1 and words[i][0] == "-":
+            bare = wrapper.get("bare options", [])
+            while i < len(words) and (
+                len(words[i]) > 1 and words[i][0] == "-" or words[i] in bare
+            ):
                 i += 1
                 if words[i - 1] == "--":
                     break
-                if words[i - 1] in with_value:
+                if "values" in wrapper:
+                    words, i = wrapper_option(wrapper, words, i, state)
+                elif words[i - 1] in with_value:
                     i += 1
+            if "value lists" in wrapper:
+                return self.parallel(wrapper, words, i, command, state)
             while (
                 wrapper.get("assignments")
                 and i < len(words)
@@ -980,9 +1076,56 @@ class Checker:
             i += wrapper.get("args", 0)
             adds_args = adds_args or wrapper.get("adds args", False)
         name = basename(words[i]) if i < len(words) else ""
-        args = words[i + 1 :] + ([SUBSTITUTION] if adds_args else [])
-        run = Invocation(name, args, command, [], [])
+        args = words[i + 1 :]
+        if state["replace"]:  # xargs -I R: R stands for what xargs reads
+            args = [arg.replace(state["replace"], INPUT) for arg in args]
+        elif adds_args:
+            args = [*args, INPUT]
+        run = Invocation(name, args, command, [], [], chdir=state["chdir"])
         self.find_code(run)
+        self.code_from_input(run)
+        return run
+
+    def code_from_input(self, run: Invocation) -> None:
+        """Whether a shell or interpreter runs what xargs reads: xargs sh -c."""
+        options = self.code_options(run.name) if INPUT in run.args else []
+        args = run.args
+        for i in range(len(args) - 1):
+            if any(option_matches(args[i], option) for option in options):
+                at = i + 2 if args[i + 1] == "--" and i + 2 < len(args) else i + 1
+                run.from_input = args[at] == INPUT  # bash -c [--] CODE
+                return
+
+    def parallel(
+        self, wrapper: dict, words: list, i: int, command: Simple, state: dict
+    ) -> Invocation:
+        """parallel CMD ::: VALUES: a shell runs CMD once for each value, in
+        place of its {} (or after it); values from its input, or from the files
+        of ::::, are unknown. With no CMD, each value is a command line."""
+        lists = wrapper["value lists"]
+        at = next((j for j in range(i, len(words)) if words[j] in lists), len(words))
+        values: list[str] = []
+        unknown = at == len(words)  # no ::: : the values come from its input
+        kind = ""
+        for word in words[at:]:
+            if word in lists:
+                kind = lists[word]
+            elif kind == "words":
+                values.append(word)
+            else:
+                unknown = True
+        values = list(dict.fromkeys(values))
+        cmd = words[i:at]
+        # too many to judge one by one: as unknown as values read from input
+        if len(values) > MAX_VALUES or len(values) * len(" ".join(cmd)) > MAX_COMMAND:
+            values, unknown = [], True
+        run = Invocation("parallel", [], command, [], [], chdir=state["chdir"])
+        for value in values + ([INPUT] if unknown else []):
+            code = fill(cmd, value, state["replace"]) if cmd else value
+            if code == INPUT:
+                run.from_input = True
+            else:
+                run.code.append(code)
         return run
 
     def find_code(self, run: Invocation) -> None:
@@ -1052,6 +1195,8 @@ class Checker:
 
     def holds(self, rule: dict, run: Invocation, line: Line) -> bool:
         """Whether every field of `rule` holds for `run` (the command, if any, does)."""
+        if rule.get("code from input") and not run.from_input:
+            return False
         if rule.get("fork bomb") and not fork_bomb(run, line):
             return False
         if "redirect" in rule:
@@ -1168,6 +1313,128 @@ class Checker:
         positionals = [arg for arg in run.args if not is_option(arg)]
         first = positionals[0] if positionals else "-"
         return first in ("-", "/dev/stdin") or "-s" in run.args
+
+
+def option_value(option: str, names: list, following: str) -> tuple:
+    """The value of an option named in `names` (-C DIR, -CDIR, --chdir=DIR),
+    and whether it is the next word; (None, False) for another option."""
+    if option in names:
+        return following, True
+    name, equals, value = option.partition("=")
+    if equals and name in names and name.startswith("--"):
+        return value, False
+    if is_short(option) and option[:2] in names and len(option) > 2:
+        return option[2:], False
+    return None, False
+
+
+def wrapper_option(wrapper: dict, words: list, i: int, state: dict) -> tuple:
+    """A wrapper's option words[i - 1], read: a folder to run in (env -C),
+    a string split into words (env -S), a replacement string (xargs -I);
+    the words, and where the next option stands."""
+    option = words[i - 1]
+    following = words[i] if i < len(words) else ""
+    values = wrapper["values"]
+    for what in ("chdir", "split string", "replace"):
+        names = list(values.get(what, {}))
+        value, takes_next = option_value(option, names, following)
+        if value is None:
+            continue
+        default = values[what].get(option) if isinstance(values[what], dict) else ""
+        if default and option in names:
+            value, takes_next = default, False  # xargs -i: {}, no value
+        end = i + 1 if takes_next else i
+        if what == "split string" and state["splits"] < MAX_DEPTH:
+            state["splits"] += 1  # the string's words come in its place
+            return words[: i - 1] + split_string(value) + words[end:], i - 1
+        if what != "split string":
+            state[what] = value
+        return words, end
+    if option in wrapper.get("options with value", []):
+        i += 1
+    return words, i
+
+
+def split_string(text: str) -> list:
+    """The words of env -S's string: split at blanks, quotes and backslashes
+    taken off."""
+    words: list[str] = []
+    word: list[str] = []
+    started = False  # a word has begun ('' is one)
+    mode = ""  # the quote, or backslash, that the characters before opened
+    for c in text:
+        if mode in ("'", '"') and c == mode:
+            mode = ""
+        elif mode == '"' and c == "\\":
+            mode = '"\\'
+        elif mode:
+            word.append(c)
+            if mode == '"\\':
+                mode = '"'
+            elif mode == "\\":
+                mode = ""
+        elif c in " \t\n\v\f\r":
+            if started:
+                words.append("".join(word))
+            word, started = [], False
+        else:
+            started = True
+            if c in "'\"\\":
+                mode = c
+            else:
+                word.append(c)
+    if started:
+        words.append("".join(word))
+    return words
+
+
+def fill(cmd: list, value: str, replace: str | None) -> str:
+    """parallel's command line for one value: in place of each {} (or of
+    parallel -I's string), or after the command; the value quoted."""
+    found = False
+    out = []
+    for word in cmd:
+        if replace:
+            found = found or replace in word
+            word = word.replace(replace, shell_quoted(value))
+        elif PARALLEL_REPLACE.search(word):
+            found = True
+            word = PARALLEL_REPLACE.sub(
+                lambda m: shell_quoted(transformed(value, m.group(2) or "")), word
+            )
+        out.append(word)
+    if not found:
+        out.append(shell_quoted(value))
+    return " ".join(out)
+
+
+def transformed(value: str, how: str) -> str:
+    """A value as {.}, {/}, {//}, {/.}, {#} or {%} give it."""
+    if value == INPUT:
+        return value
+    if how in ("#", "%"):
+        return "1"  # the job's or the slot's number
+    if how == "//":  # the folder
+        path = value.rstrip("/")
+        if not path:
+            return "/" if value else "."
+        if "/" not in path:
+            return "."
+        return path[: path.rfind("/")].rstrip("/") or "/"
+    if how.startswith("/"):
+        value = basename(value)
+    if how.endswith("."):  # without its extension
+        dot = value.rfind(".")
+        if dot >= 0 and "/" not in value[dot:]:
+            value = value[:dot]
+    return value
+
+
+def shell_quoted(value: str) -> str:
+    """A value as one word in shell code (what parallel reads stays unknown)."""
+    if value == INPUT:
+        return value
+    return "'" + value.replace("'", "'\\''") + "'"
 
 
 def printed(run: Invocation) -> list:

@@ -34,7 +34,9 @@ branch -D stash drop commit -m scp nc rsync --delete host:/x python3 perl ruby n
 shutdown reboot systemctl kill -9 -1 1234 crontab iptables -F rm-rf /bin/rm \\rm "rm" 'rm'
 r''m '-rf' "-r" # \\ $'x' ${x:-a} -bx -qbx -B switch --discard-changes worktree remove --help
 HEAD~1 src/ a.py .env __pycache__ -type -iname -o -not , g g() f() (f) export declare -fx
---pathspec-from-file=x"""
+--pathspec-from-file=x parallel ::: :::: :::+ {.} {/} {//} {/.} {#} {1} -j4 -q -i -J % --replace
+--replace=@ -I -P -S -C - --chdir=/ --split-string=rm -u --unset=X $'\\x72\\x6d' $'\\057' $"rm"
+$'\\' "$(cat <<EOF )" <<<"""
 WORDS = WORDS_TEXT.split()
 # Characters on which regex engines disagree when a pattern is careless.
 ODD = [
@@ -80,7 +82,34 @@ near_a_case = st.builds(
     st.one_of(st.just(""), words.map(lambda w: w + "; ")),
     st.one_of(st.just(""), words.map(lambda w: " " + w)),
 )
-command = st.one_of(words, near_a_case)
+# The shapes where one command hands words or code to another: xargs,
+# parallel, env's options, $'...' and $(cat <<EOF ... EOF).
+PIECES = "rm -rf|rm -rf /|rm -rf ~|bash -c|sh -c|echo|rm|/|~|..|build|{}|{//}|git push -f|-i|-|X=1|sudo"
+small = st.one_of(st.sampled_from(WORDS), st.sampled_from(PIECES.split("|")))
+ESCAPES = [*"\\\\xXuUc01234567fF9aenrtv'\"?rm-/ ", *r"\x72 \x2f \057 \u002F \0 \c@ \\".split()]
+ansi_c = st.lists(st.sampled_from(ESCAPES), max_size=8).map(lambda parts: "$'" + "".join(parts) + "'")
+SHAPES = [
+    "xargs {0} {1} {2}",
+    "{0} | xargs -I{{}} {1} {2}",
+    "xargs -i {1} '{2} {{}}'",
+    "parallel {1} {0} ::: {2} {0}",
+    "parallel ::: '{1} {2}' {0}",
+    "{0} | parallel {1} {2}",
+    "env {0} {1} {2}",
+    "env -S '{1} {2}' {0}",
+    "env -C {0} {1} {2}",
+    "{0} {1} {2}",
+    "bash -c \"$(cat <<EOF\n{1} {2}\nEOF\n)\" {0}",
+    "eval \"$(cat <<'EOF'\n{1} {0} {2}\nEOF\n)\"",
+]
+shaped = st.builds(
+    lambda shape, a, b, c: shape.format(a, b, c),
+    st.sampled_from(SHAPES),
+    st.one_of(small, ansi_c),
+    st.one_of(small, ansi_c),
+    st.one_of(small, ansi_c),
+)
+command = st.one_of(words, near_a_case, shaped)
 BATCH = 50
 EXAMPLES = 80 * HYPOTHESIS_SCALE
 ids = itertools.count()

@@ -117,6 +117,14 @@ SLOW_COMMANDS = {
     "one long pipeline": "curl x | " * (MAX_COMMAND // 9),
     "many sends": "nc x < y; " * (MAX_COMMAND // 10),
     "arrays": "a=(" * (MAX_COMMAND // 3),
+    # and what xargs, parallel, env -S and $'...' take apart
+    "ANSI-C escapes": "echo $'" + "\\x41" * ((MAX_COMMAND - 8) // 4) + "'",
+    "ANSI-C backslashes": "echo $'" + "\\" * (MAX_COMMAND - 8) + "'",
+    "env -S words": "env -S '" + "a " * ((MAX_COMMAND - 10) // 2) + "'",
+    "env -S repeated": "env " + "-S " * (MAX_COMMAND // 3 - 2),
+    "parallel values": "parallel echo {} ::: " + " ".join(map(str, range(11000))),
+    "parallel {} times values": "parallel " + "{} " * 16000 + "::: " + " ".join(map(str, range(64))),
+    "xargs -I {} times": "xargs -I{} echo " + "{}" * ((MAX_COMMAND - 16) // 2),
     # and a path for the * patterns of the secret and device classes
     "a path of near misses": "cat " + "/." * (MAX_COMMAND // 2 - 3),
     "a long device name": "cp x /dev/sd" + "a" * (MAX_COMMAND - 13),

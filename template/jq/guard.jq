@@ -16,6 +16,10 @@ def max_nesting: 32;
 def max_path: 4096;
 # What a $(...), `...` or <(...) leaves in a word.
 def substitution: "$()";
+# What xargs or parallel puts in a word from their input: unknown text.
+def input_word: "${:input}";
+# parallel runs at most this many values one by one; more count as unknown.
+def max_values: 64;
 
 def too_long:
 	{rule: "too-long", reason: "a command of over \(max_command) characters, too long to check",
@@ -90,6 +94,68 @@ def option_matches($wanted; $with_value):
 		| . == $wanted or $name == $wanted
 		or ($wanted | index("*") != null) and ($name | glob_fits($wanted | split("*")))
 	end;
+
+# The number written in . in base $base (hexadecimal or octal digits).
+def radix($base):
+	explode | reduce .[] as $c (0; . * $base + (if $c >= 97 then $c - 87 elif $c >= 65 then $c - 55 else $c - 48 end));
+
+# The text of $'...' with its escapes decoded, as bash reads them; a NUL ends
+# it, and a byte that is not ASCII, or no character, stands as U+FFFD. The
+# text is cut at each backslash: each piece after one starts with an escape.
+def ansi_c:
+	split("\\") as $pieces
+	| ($pieces | length) as $n
+	| [$pieces[0], foreach range(1; $n) as $j ({literal: false, stop: false, out: null};
+		$pieces[$j] as $piece
+		| if .stop then .out = null
+		elif .literal then .out = $piece | .literal = false
+		elif $piece == "" or $piece == "c" and $j < $n - 1 then
+			# two backslashes: one (one at the end: kept); \c and a backslash: control-backslash
+			.out = (if $piece == "" then "\\" else "\u001c" end) | .literal = ($j < $n - 1)
+		else
+			($piece[0:10] | [match("\\A([abeEfnrtv\\\\'\"?]|[0-7]{1,3}|x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c[\\s\\S])").string][0])
+				as $escape
+			| if $escape == null then .out = "\\" + $piece
+			else
+				$escape[0:1] as $kind
+				| ({"a": 7, "b": 8, "e": 27, "E": 27, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}[$kind]
+					// if "\\'\"?" | contains($kind) then $kind | explode[0]
+					elif $kind == "x" then $escape[1:] | radix(16)
+					elif $kind == "u" or $kind == "U" then
+						$escape[1:] | radix(16) | if . > 1114111 or . >= 55296 and . <= 57343 then 65533 else . end
+					elif $kind == "c" then
+						$escape[1:] | explode[0]
+						| if . >= 128 then 65533 elif . == 63 then 127 elif . >= 97 and . <= 122 then (. - 32) % 32
+						else . % 32 end
+					else $escape | radix(8) % 256 end) as $raw
+				| (if $kind != "u" and $kind != "U" and $raw >= 128 and $raw <= 255 then 65533 else $raw end) as $code
+				| if $code == 0 then .stop = true | .out = null
+				else .out = ([$code] | implode) + $piece[($escape | length):] end
+			end
+		end;
+		.out | values)]
+	| add;
+
+# The words of env -S's string: split at blanks, quotes and backslashes
+# taken off; each character read once (.mode: the quote, or backslash, that
+# the characters before opened; .started: a word has begun, '' is one), the
+# words' characters given out with -1 after each word.
+def split_string:
+	[foreach (explode[], -1) as $c ({mode: "", started: false, out: []};
+		if $c == -1 then .out = (if .started then [-1] else [] end)
+		elif (.mode == "'" and $c == 39) or (.mode == "\"" and $c == 34) then .mode = "" | .out = []
+		elif .mode == "\"" and $c == 92 then .mode = "\"\\" | .out = []
+		elif .mode != "" then
+			.out = [$c] | .mode = (if .mode == "\"\\" then "\"" elif .mode == "\\" then "" else .mode end)
+		elif $c == 32 or $c >= 9 and $c <= 13 then
+			.out = (if .started then [-1] else [] end) | .started = false
+		elif $c == 39 or $c == 34 or $c == 92 then .started = true | .mode = ([$c] | implode) | .out = []
+		else .started = true | .out = [$c] end;
+		.out[])]
+	| . as $codes
+	| indices(-1) as $ends
+	| [range($ends | length) as $k
+		| $codes[(if $k == 0 then 0 else $ends[$k - 1] + 1 end):$ends[$k]] | implode];
 
 # --- Reading a command the way bash splits it -----------------------------------
 #
@@ -169,6 +235,20 @@ def ends_after($token; $stop):
 # Whether the token at .i stands at a word's start (where # starts a comment).
 def starts_word: .i == 0 or (.t[.i - 1] | ends_word or is_blank);
 
+# What a $(...) leaves in its word (.ret: the words of its commands): the
+# text of a here-document when its only command is cat of one ($(cat <<EOF
+# ... EOF)), or substitution. $ns: how many stdins there were before it.
+def heredoc_text($ns):
+	if .ns == $ns or (.ret | items) != [["cat"]] then substitution
+	else .done[1] as $cat
+	| if some($cat.redirects[]; .[0] != "<<") then substitution
+	else
+		# a here-document's text, or else the first here-string's
+		[limit(.ns - $ns; .stdins | recurse(.[0]; . != null) | .[1]) | select(.[1] == $cat.id)] as $mine
+		| (first($mine[] | select(.[0] == "<<")) // ([$mine[] | select(.[0] == "<<<")] | last))
+		| if . == null then substitution else .[2] end
+	end end;
+
 # The simple commands up to $stop (")" or "`"), or to the text's end, into .ret.
 def parse($stop):
 	# What follows a $: $(...), $((...)), ${...}, $'...' or a name.
@@ -179,16 +259,17 @@ def parse($stop):
 			| if peek == "(" then # $(( arithmetic )): no command in it
 				setpath(["i"]; .i + 1) | raw_until(")") | (if peek == ")" then setpath(["i"]; .i + 1) else . end)
 				| setpath(["p"]; [.p, "$((0))"])
-			else parse(")") | add_chain("s") | setpath(["p"]; [.p, substitution]) end
+			else .ns as $ns | parse(")") | add_chain("s") | setpath(["p"]; [.p, heredoc_text($ns)]) end
 		elif $following | startswith("{") then # ${...} as written, up to its }
 			.i as $start
 			| until(.i >= .n or (.t[.i] | index("}") != null); setpath(["i"]; .i + 1))
 			| setpath(["i"]; .i + 1)
 			| setpath(["p"]; [.p, "$" + (.t[$start:.i] | add // "")])
-		elif $following == "'" then # $'...': a backslash escapes the next token
+		elif $following == "'" then # $'...': escapes decoded as bash does
 			setpath(["i"]; .i + 1)
-			| until(.i >= .n or .t[.i] == "'"; (if .t[.i] == "\\" then setpath(["i"]; .i + 1) else . end)
-				| setpath(["p"]; [.p, peek]) | setpath(["i"]; .i + 1))
+			| .i as $start
+			| until(.i >= .n or .t[.i] == "'"; setpath(["i"]; .i + (if .t[.i] == "\\" then 2 else 1 end)))
+			| setpath(["p"]; [.p, (.t[$start:.i] | add // "" | ansi_c)])
 			| setpath(["i"]; .i + 1)
 		else setpath(["p"]; [.p, "$"]) end;
 
@@ -207,7 +288,9 @@ def parse($stop):
 				| if {"$": 1, "`": 1, "\"": 1, "\\": 1}[$following] != null then
 					setpath(["i"]; .i + 1) | setpath(["p"]; [.p, $following])
 				else setpath(["p"]; [.p, "\\"]) end
-			elif $token == "$" then dollar
+			elif $token == "$" then
+				if peek == "'" then setpath(["p"]; [.p, "$"]) # "$'": no escapes inside double quotes
+				else dollar end
 			elif $token == "`" then parse("`") | add_chain("s") | setpath(["p"]; [.p, substitution])
 			else setpath(["p"]; [.p, $token]) end)
 			| double_quoted
@@ -230,7 +313,8 @@ def parse($stop):
 				elif $token == "\"" then double_quoted
 				elif $token == "\\" then
 					if peek != "" then setpath(["p"]; [.p, .t[.i]]) | setpath(["i"]; .i + 1) else . end
-				elif $token == "$" then dollar
+				elif $token == "$" then
+					if peek == "\"" then . else dollar end # $"...": a double-quoted string
 				elif $token == "`" then parse("`") | add_chain("s") | setpath(["p"]; [.p, substitution])
 				else setpath(["p"]; [.p, $token]) end
 				| parts
@@ -258,7 +342,7 @@ def parse($stop):
 			setpath(["i"]; .i + 1)
 			| if peek == "<" then # <<< word: a here-string
 				setpath(["i"]; .i + 1) | target($stop) | setpath(["r"]; [.r, ["<<", .ret]])
-				| setpath(["stdins"]; [.stdins, ["<<<", .cur, .ret]])
+				| setpath(["stdins"]; [.stdins, ["<<<", .cur, .ret]]) | setpath(["ns"]; .ns + 1)
 			else
 				(peek | startswith("-")) as $strip # <<-: leading tabs stripped
 				| (if peek == "-" then setpath(["i"]; .i + 1) # <<- EOF
@@ -293,7 +377,8 @@ def parse($stop):
 			else lines($heredoc; $found + [$text]) end
 			end;
 		reduce (.heredocs | items[]) as $heredoc (.;
-			lines($heredoc; []) | setpath(["stdins"]; [.stdins, ["<<", $heredoc[0], (.ret | join("\n"))]]))
+			lines($heredoc; []) | setpath(["stdins"]; [.stdins, ["<<", $heredoc[0], (.ret | join("\n"))]])
+			| setpath(["ns"]; .ns + 1))
 		| setpath(["heredocs"]; null);
 
 	# name() or function name: what follows is the function's body.
@@ -431,7 +516,7 @@ def parse($stop):
 # The simple commands of a text, each with .subs as the words of its
 # substitutions' commands, and the functions it defines.
 def parsed:
-	{t: tokens, i: 0, ids: 0, done: null, stdins: null, fnames: null, pipelines: 0, pipe: 0,
+	{t: tokens, i: 0, ids: 0, done: null, stdins: null, ns: 0, fnames: null, pipelines: 0, pipe: 0,
 	 depth: 0, too_deep: false, heredocs: null, found: null, w: null, r: null, s: null, p: null, cur: null,
 	 nw: 0, kw: 0, cb: null, scope: -1, scopes: 0, parents: null, bodies: null, nb: 0, open: null,
 	 closed: null, braces: 0}
@@ -709,6 +794,125 @@ def find_code($data):
 	else . end)
 	| if .name == "find" then find_paths($data) else . end;
 
+# The value of the option . if $names names it (-C DIR, -CDIR, --chdir=DIR),
+# and whether it is the next word: [value, next], or null.
+def option_value($names; $following):
+	. as $option
+	| if some($names[]; . == $option) then [$following, true]
+	elif startswith("--") and (split("=") | length > 1 and (.[0] as $name | some($names[]; . == $name))) then
+		[after("="), false]
+	elif is_short and length > 2 and (.[0:2] as $start | some($names[]; . == $start)) then [.[2:], false]
+	else null end;
+
+# A wrapper's option .w[.i - 1], read: a folder to run in (.chdir: env -C),
+# a string split into words (env -S: .w changes, .splits counts them), a
+# replacement string (.replace: xargs -I); .i, where the next option stands.
+def wrapper_option($wrapper):
+	.w[.i - 1] as $option
+	| (.w[.i] // "") as $following
+	| ($wrapper.values.replace // {}) as $replace
+	| (first(
+		["chdir", $wrapper.values.chdir // []], ["split", $wrapper.values["split string"] // []],
+		["replace", ($replace | keys_unsorted)]
+		| .[0] as $what | .[1] as $names | ($option | option_value($names; $following)) as $found
+		| select($found != null) | [$what] + $found) // null) as $hit
+	| if $hit == null then
+		if some(($wrapper["options with value"] // [])[]; . == $option) then setpath(["i"]; .i + 1) else . end
+	else
+		(if $hit[0] == "replace" and ($replace[$option] // "") != "" then [$replace[$option], false] # xargs -i: {}
+		else $hit[1:] end) as [$value, $next]
+		| (if $next then .i + 1 else .i end) as $upto
+		| if $hit[0] == "split" and .splits < max_depth then # the string's words come in its place
+			setpath(["splits"]; .splits + 1)
+			| setpath(["w"]; .w[:(.i - 1)] + ($value | split_string) + .w[$upto:])
+			| setpath(["i"]; .i - 1)
+		elif $hit[0] == "split" then setpath(["i"]; $upto)
+		else setpath([$hit[0]]; $value) | setpath(["i"]; $upto) end
+	end;
+
+# Whether a shell or interpreter runs what xargs reads (xargs sh -c): the run
+# with .from_input set.
+def code_from_input($data):
+	if some(.args[]; . == input_word) | not then .
+	else
+		.args as $args
+		| (.name | code_options($data)) as $options
+		| (first(range(0; ($args | length) - 1) as $i
+			| select(some($options[]; . as $o | $args[$i] | option_matches($o; {})))
+			| if $args[$i + 1] == "--" and $i + 2 < ($args | length) then $args[$i + 2] # bash -c -- CODE
+			else $args[$i + 1] end) // null) as $code
+		| if $code == null then . else .from_input = ($code == input_word) end
+	end;
+
+# A value as one word in shell code (what parallel reads stays unknown).
+def shell_quoted: if . == input_word then . else "'" + (split("'") | join("'\\''")) + "'" end;
+
+# The value . as {.}, {/}, {//}, {/.}, {#} or {%} give it ($how: ., /, ...).
+def transformed($how):
+	def trim_slashes: explode as $c | $c[:(first(range(($c | length) - 1; -1; -1) | select($c[.] != 47)) // -1) + 1] | implode;
+	if . == input_word then .
+	elif $how == "#" or $how == "%" then "1" # the job's or the slot's number
+	elif $how == "//" then # the folder
+		(trim_slashes) as $path
+		| if $path == "" then (if . != "" then "/" else "." end)
+		elif $path | index("/") == null then "."
+		else $path | split("/") | .[:-1] | join("/") | trim_slashes | if . == "" then "/" else . end end
+	else
+		(if $how | startswith("/") then basename else . end)
+		# without its extension
+		| if $how | endswith(".") then
+			split(".") as $parts
+			| if ($parts | length) > 1 and ($parts[-1] | index("/") == null) then $parts[:-1] | join(".") else . end
+		else . end
+	end;
+
+# parallel's command line for the value .: in place of each {} (or of
+# parallel -I's string $replace), or after the command $cmd; the value quoted.
+def fill($cmd; $replace):
+	. as $value
+	| [$cmd[]
+		| if $replace != null and $replace != "" then
+			{found: (index($replace) != null), word: (split($replace) | join($value | shell_quoted))}
+		else
+			. as $word
+			| [match("\\{([0-9]*)(\\.|/|//|/\\.|#|%)?\\}"; "g")] as $ms
+			| if $ms == [] then {found: false, word: $word}
+			else
+				{found: true,
+				 word: (reduce $ms[] as $m ({out: [], at: 0};
+					.out += [$word[.at:$m.offset], ($value | transformed($m.captures[1].string // "") | shell_quoted)]
+					| .at = $m.offset + $m.length)
+					| .out + [$word[.at:]] | add)}
+			end
+		end]
+	| map(.word) + (if some(.[]; .found) then [] else [$value | shell_quoted] end)
+	| join(" ");
+
+# parallel CMD ::: VALUES (the unwrap state: .w, .i where CMD starts,
+# .parallel, .replace, .chdir): a shell runs CMD once for each value, in
+# place of its {} (or after it); values from its input, or from the files of
+# ::::, are unknown. With no CMD, each value is a command line.
+def parallel($command):
+	.parallel["value lists"] as $lists
+	| .w as $words | .i as $i | .replace as $replace | .chdir as $chdir
+	| (first(range($i; $words | length) | select($lists[$words[.]] != null)) // ($words | length)) as $at
+	| [foreach $words[$at:][] as $word ({kind: ""};
+		if $lists[$word] != null then .kind = $lists[$word] | .value = null
+		else .value = (if .kind == "words" then $word else input_word end) end;
+		.value | values)] as $all
+	# each value once, in order
+	| ([$all | to_entries | group_by(.value)[] | min_by(.key)] | sort_by(.key) | map(.value)) as $values
+	| $words[$i:$at] as $cmd
+	| {values: $values | map(select(. != input_word)),
+	   unknown: ($at == ($words | length) or some($values[]; . == input_word))} as $read
+	# too many to judge one by one: as unknown as values read from input
+	| (if ($read.values | length) > max_values or ($read.values | length) * ($cmd | join(" ") | length) > max_command
+		then {values: [], unknown: true} else $read end) as $read
+	| [$read.values[], (if $read.unknown then input_word else empty end)
+		| if $cmd == [] then . else fill($cmd; $replace) end] as $codes
+	| {name: "parallel", args: [], command: $command, code: [$codes[] | select(. != input_word)], execs: [],
+	   chdir: $chdir, from_input: some($codes[]; . == input_word)};
+
 # The command that runs, behind keywords, assignments and wrappers.
 def unwrap($data; $command):
 	. as $words
@@ -718,33 +922,51 @@ def unwrap($data; $command):
 	then # the usual case: no wrapper
 		{name: ($words[0] | basename), args: $words[1:], command: $command, code: [], execs: []}
 		| find_code($data)
+		| code_from_input($data)
 	else
-	{i: 0, adds: false}
-	| until(.i >= $n or .done;
-		$words[.i] as $word
+	# .w: the words (env -S puts its string's in its place); .chdir, .replace
+	# and .splits: see wrapper_option
+	{i: 0, adds: false, w: $words, chdir: null, replace: null, splits: 0}
+	| until(.i >= (.w | length) or .done;
+		.w[.i] as $word
 		| if ($word | is_keyword or is_assignment) then setpath(["i"]; .i + 1)
 		else $data.wrappers[$word | basename] as $wrapper
 		| if $wrapper == null then setpath(["done"]; true)
 		else
 			setpath(["i"]; .i + 1)
 			| ($wrapper["options with value"] // []) as $with_value
-			| until(.i >= $n or .stop or ($words[.i] | length <= 1 or .[0:1] != "-");
+			| ($wrapper["bare options"] // []) as $bare
+			| until(.i >= (.w | length) or .stop
+				or (.w[.i] | (length <= 1 or .[0:1] != "-") and (. as $word | some($bare[]; . == $word) | not));
 				setpath(["i"]; .i + 1)
-				| $words[.i - 1] as $option
+				| .w[.i - 1] as $option
 				| if $option == "--" then setpath(["stop"]; true)
+				elif $wrapper.values != null then wrapper_option($wrapper)
 				elif some($with_value[]; . == $option) then setpath(["i"]; .i + 1)
 				else . end)
 			| del(.stop)
-			| if $wrapper.assignments then
-				until(.i >= $n or ($words[.i] | is_assignment | not); setpath(["i"]; .i + 1))
-			else . end
-			| setpath(["i"]; .i + ($wrapper.args // 0))
-			| setpath(["adds"]; (.adds or ($wrapper["adds args"] // false)))
+			| if $wrapper["value lists"] != null then setpath(["parallel"]; $wrapper) | setpath(["done"]; true)
+			else
+				(if $wrapper.assignments then
+					until(.i >= (.w | length) or (.w[.i] | is_assignment | not); setpath(["i"]; .i + 1))
+				else . end)
+				| setpath(["i"]; .i + ($wrapper.args // 0))
+				| setpath(["adds"]; (.adds or ($wrapper["adds args"] // false)))
+			end
 		end end)
-	| {name: (if .i < $n then $words[.i] | basename else "" end),
-	   args: ($words[.i + 1:] + (if .adds then [substitution] else [] end)),
-	   command: $command, code: [], execs: []}
-	| find_code($data)
+	| if .parallel != null then parallel($command)
+	else
+		.replace as $replace | .adds as $adds
+		| {name: (if .i < (.w | length) then .w[.i] | basename else "" end),
+		   args: (.w[.i + 1:]
+			# xargs -I R: R stands for what xargs reads
+			| if $replace != null and $replace != "" then map(split($replace) | join(input_word))
+			elif $adds then . + [input_word]
+			else . end),
+		   command: $command, code: [], execs: [], chdir: .chdir}
+		| find_code($data)
+		| code_from_input($data)
+	end
 	end;
 
 # Where the first word that is not an option stands (git's push, ...), or
@@ -887,6 +1109,7 @@ def input_has($c; line; $at; $classes; $first):
 def holds($c; $rule; line; $at; $functions; $memo; $last):
 	# the quick test first: a subcommand the rule is not about
 	($rule.subcommands == null or $memo.sub != null and $rule.subcommands[.args[$memo.sub]] != null)
+	and (($rule["code from input"] | not) or .from_input)
 	and (($rule["fork bomb"] | not) or fork_bomb(line; $functions))
 	and (($rule | has("redirect") | not) or some(.command.redirects[] | select(.[0] == ">");
 		.[1] | has_class($c; $rule.redirect)))
@@ -998,6 +1221,19 @@ def check_text($text; $depth; $outer):
 					| setpath(["group"]; $g + 1)
 				end);
 
+		# a command a wrapper runs in another folder (env -C DIR): its
+		# relative paths start there
+		if $runs[$at].chdir != null then
+			$runs[$at].chdir as $folder
+			| .here as $here
+			| setpath(["here"];
+				if $folder | index("$") != null or startswith("~") then null
+				elif $folder | startswith("/") then "/" + ($folder | normal | join("/"))
+				elif .here != null then "/" + (.here + "/" + $folder | normal | join("/"))
+				else null end)
+			| check_run($runs | setpath([$at, "chdir"]; null); $members; $long; $at; $defs; $depth)
+			| setpath(["here"]; $here)
+		else
 		($runs[$at].command.pipeline | tostring) as $pipeline
 		| def line: [$members[$pipeline][] | {k: ., run: $runs[.]}];
 		($long[$pipeline] // []) as $last
@@ -1054,6 +1290,7 @@ def check_text($text; $depth; $outer):
 				| setpath(["next"]; $k + 1))
 			end)
 			| if .refusal == null and ($defs | knows($run.name)) then call($run) else . end
+		end
 		end;
 
 	if $depth > max_depth then setpath(["refusal"]; too_deep)

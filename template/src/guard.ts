@@ -30,6 +30,26 @@ const ENDS_WORD = new Set(["\n", ";", "&", "|", "(", ")", "<", ">"]); // and bla
 // The first characters of tokens that are not text.
 const SYNTAX = new Set(" \t\n'\"\\$`()|&;<>#");
 const SUBSTITUTION = "$()"; // what a $(...), `...` or <(...) leaves in a word
+// What xargs or parallel puts in a word from their input: unknown text.
+const INPUT = "${:input}";
+// The escapes of $'...', as bash reads them.
+const ANSI_C =
+  /\\([abeEfnrtv\\'"?]|[0-7]{1,3}|x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c[\s\S])/gu;
+const ANSI_C_LETTERS: Record<string, number> = {
+  a: 7,
+  b: 8,
+  e: 27,
+  E: 27,
+  f: 12,
+  n: 10,
+  r: 13,
+  t: 9,
+  v: 11,
+};
+// parallel's replacement strings: {}, {.}, {/}, {//}, {/.}, {#}, {%}, {1}, ...
+const PARALLEL_REPLACE = /\{([0-9]*)(\.|\/|\/\/|\/\.|#|%)?\}/gu;
+// parallel runs at most this many values one by one; more count as unknown.
+const MAX_VALUES = 64;
 
 /** Why the guard refuses a command: the rule, its reason, what to do instead. */
 export interface Refusal {
@@ -407,7 +427,8 @@ class Parser {
       } else if (token === "\\") {
         if (this.peek()) parts.push(this.tokens[this.i++]);
       } else if (token === "$") {
-        this.dollar(parts, command);
+        // $"...": a double-quoted string
+        if (this.peek() !== '"') this.dollar(parts, command);
       } else if (token === "`") {
         command.subs.push(...this.parse("`"));
         parts.push(SUBSTITUTION);
@@ -440,7 +461,9 @@ class Parser {
           parts.push("\\");
         }
       } else if (token === "$") {
-        this.dollar(parts, command);
+        // "$'": no escapes inside double quotes
+        if (this.peek() === "'") parts.push("$");
+        else this.dollar(parts, command);
       } else if (token === "`") {
         command.subs.push(...this.parse("`"));
         parts.push(SUBSTITUTION);
@@ -462,8 +485,9 @@ class Parser {
         if (this.peek() === ")") this.i++;
         parts.push("$((0))");
       } else {
-        command.subs.push(...this.parse(")"));
-        parts.push(SUBSTITUTION);
+        const inner = this.parse(")");
+        command.subs.push(...inner);
+        parts.push(heredocText(inner));
       }
     } else if (following.startsWith("{")) {
       // ${...} as written, up to its }
@@ -477,18 +501,66 @@ class Parser {
       this.i++;
       parts.push("$" + this.tokens.slice(start, this.i).join(""));
     } else if (following === "'") {
-      // $'...': a backslash escapes the next token
-      this.i++;
+      // $'...': escapes decoded as bash does
+      const start = ++this.i;
       while (this.i < this.tokens.length && this.tokens[this.i] !== "'") {
-        if (this.tokens[this.i] === "\\") this.i++;
-        parts.push(this.peek());
-        this.i++;
+        this.i += this.tokens[this.i] === "\\" ? 2 : 1;
       }
+      parts.push(ansiC(this.tokens.slice(start, this.i).join("")));
       this.i++;
     } else {
       parts.push("$");
     }
   }
+}
+
+/** What a $(...) leaves in its word: the text of a here-document when its
+ * only command is cat of one ($(cat <<EOF ... EOF)), or SUBSTITUTION. */
+function heredocText(inner: Simple[]): string {
+  if (inner.length !== 1) return SUBSTITUTION;
+  const cat = inner[0];
+  if (cat.words.length !== 1 || cat.words[0] !== "cat") return SUBSTITUTION;
+  if (cat.stdin === undefined) return SUBSTITUTION;
+  if (cat.redirects.some(([op]) => op !== "<<")) return SUBSTITUTION;
+  return cat.stdin;
+}
+
+/** The text of $'...' with its escapes decoded; a NUL ends it, and a byte
+ * that is not ASCII, or no character, stands as U+FFFD. */
+function ansiC(text: string): string {
+  let out = "";
+  let at = 0;
+  for (const match of text.matchAll(ANSI_C)) {
+    out += text.slice(at, match.index);
+    at = match.index + match[0].length;
+    const escape = match[1];
+    const kind = escape[0];
+    let code: number;
+    if (kind in ANSI_C_LETTERS) {
+      code = ANSI_C_LETTERS[kind];
+    } else if ("\\'\"?".includes(kind)) {
+      code = kind.charCodeAt(0);
+    } else if (kind === "x") {
+      code = parseInt(escape.slice(1), 16);
+    } else if (kind === "u" || kind === "U") {
+      code = parseInt(escape.slice(1), 16);
+      if (code > 0x10ffff || (0xd800 <= code && code <= 0xdfff)) code = 0xfffd;
+    } else if (kind === "c") {
+      const letter = escape.codePointAt(1) ?? 0;
+      if (letter >= 0x80) code = 0xfffd;
+      else if (letter === 0x3f) code = 0x7f;
+      else
+        code = (0x61 <= letter && letter <= 0x7a ? letter - 32 : letter) & 0x1f;
+    } else {
+      code = parseInt(escape, 8) & 0xff;
+    }
+    if (kind !== "u" && kind !== "U" && 0x80 <= code && code <= 0xff) {
+      code = 0xfffd; // a byte, not a character
+    }
+    if (code === 0) return out;
+    out += String.fromCodePoint(code);
+  }
+  return out + text.slice(at);
 }
 
 function isBlank(token: string): boolean {
@@ -522,6 +594,7 @@ interface Rule {
   input?: string[];
   "fork bomb"?: boolean;
   "min args"?: number;
+  "code from input"?: boolean;
 }
 
 /** A command that runs another: sudo, env, xargs, ... */
@@ -530,6 +603,23 @@ interface Wrapper {
   assignments?: boolean;
   args?: number;
   "adds args"?: boolean;
+  "bare options"?: string[]; // words taken as options: env's -
+  values?: WrapperValues; // options read, not only skipped
+  "value lists"?: Record<string, string>; // parallel's ::: and ::::
+}
+
+/** The options of a wrapper whose values the guard reads. */
+interface WrapperValues {
+  chdir?: string[]; // env -C DIR
+  "split string"?: string[]; // env -S STRING
+  replace?: Record<string, string>; // xargs -I R, -i: {}
+}
+
+/** What a wrapper's options say about the command it runs. */
+interface WrapperState {
+  chdir?: string; // env -C DIR
+  replace?: string; // xargs -I R
+  splits: number; // how many env -S strings were split
 }
 
 /** guard-rules.json with guard-policy.json's changes, ready to use. */
@@ -936,6 +1026,8 @@ interface Invocation {
   code: string[]; // shell code it runs: sh -c CODE, eval ..., a here-document
   execs: string[][]; // the commands of find's -exec ... ;
   position: number; // where it stands in its pipeline
+  chdir?: string; // the folder a wrapper runs it in: env -C DIR
+  fromInput?: boolean; // runs code it reads: xargs sh -c, parallel
 }
 
 /** The functions a piece of code may call: its own, and those of the code
@@ -1091,6 +1183,7 @@ class Checker {
   }
 
   checkRun(run: Invocation, line: Line, depth: number): Refusal | undefined {
+    if (run.chdir !== undefined) return this.inFolder(run, line, depth);
     this.followCd(run, line);
     for (const rule of rulesFor(this.data, run.name)) {
       if (this.holds(rule, run, line)) {
@@ -1159,6 +1252,24 @@ class Checker {
   }
 
   /** cd DIR moves where later relative paths point (null: not known). */
+  /** A command a wrapper runs in another folder (env -C DIR): its relative
+   * paths start there. */
+  inFolder(run: Invocation, line: Line, depth: number): Refusal | undefined {
+    const here = this.here;
+    const folder = run.chdir ?? "";
+    run.chdir = undefined;
+    if (folder.includes("$") || folder.startsWith("~")) {
+      this.here = null;
+    } else if (folder.startsWith("/")) {
+      this.here = "/" + normal(folder).join("/");
+    } else if (this.here !== null) {
+      this.here = "/" + normal(this.here + "/" + folder).join("/");
+    }
+    const refusal = this.checkRun(run, line, depth);
+    this.here = here;
+    return refusal;
+  }
+
   followCd(run: Invocation, line: Line): void {
     if (!["cd", "pushd", "popd"].includes(run.name)) return;
     if (run.command.nested || line.members(run).length > 1) {
@@ -1183,6 +1294,7 @@ class Checker {
   unwrap(words: string[], command: Simple): Invocation {
     let i = 0;
     let addsArgs = false;
+    const state: WrapperState = { splits: 0 };
     while (i < words.length) {
       const word = words[i];
       if (KEYWORDS.has(word) || ASSIGNMENT.test(word)) {
@@ -1193,10 +1305,22 @@ class Checker {
       if (wrapper === undefined || wrapper === null) break;
       i++;
       const withValue = wrapper["options with value"] ?? [];
-      while (i < words.length && words[i].length > 1 && words[i][0] === "-") {
+      const bare = wrapper["bare options"] ?? [];
+      while (
+        i < words.length &&
+        ((words[i].length > 1 && words[i][0] === "-") ||
+          bare.includes(words[i]))
+      ) {
         i++;
         if (words[i - 1] === "--") break;
-        if (withValue.includes(words[i - 1])) i++;
+        if (wrapper.values) {
+          [words, i] = wrapperOption(wrapper, words, i, state);
+        } else if (withValue.includes(words[i - 1])) {
+          i++;
+        }
+      }
+      if (wrapper["value lists"]) {
+        return this.parallel(wrapper, words, i, command, state);
       }
       while (
         wrapper.assignments &&
@@ -1209,10 +1333,87 @@ class Checker {
       addsArgs ||= wrapper["adds args"] ?? false;
     }
     const name = i < words.length ? basename(words[i]) : "";
-    const args = words.slice(i + 1);
-    if (addsArgs) args.push(SUBSTITUTION);
-    const run = { name, args, command, code: [], execs: [], position: 0 };
+    let args = words.slice(i + 1);
+    const replace = state.replace;
+    if (replace) {
+      // xargs -I R: R stands for what xargs reads
+      args = args.map((arg) => arg.replaceAll(replace, INPUT));
+    } else if (addsArgs) {
+      args.push(INPUT);
+    }
+    const chdir = state.chdir;
+    const run = {
+      name,
+      args,
+      command,
+      code: [],
+      execs: [],
+      position: 0,
+      chdir,
+    };
     this.findCode(run);
+    this.codeFromInput(run);
+    return run;
+  }
+
+  /** Whether a shell or interpreter runs what xargs reads: xargs sh -c. */
+  codeFromInput(run: Invocation): void {
+    const args = run.args;
+    if (!args.includes(INPUT)) return;
+    const options = this.codeOptions(run.name);
+    for (let i = 0; i + 1 < args.length; i++) {
+      if (options.some((option) => optionMatches(args[i], option))) {
+        const at = args[i + 1] === "--" && i + 2 < args.length ? i + 2 : i + 1;
+        run.fromInput = args[at] === INPUT; // bash -c [--] CODE
+        return;
+      }
+    }
+  }
+
+  /** parallel CMD ::: VALUES: a shell runs CMD once for each value, in place
+   * of its {} (or after it); values from its input, or from the files of
+   * ::::, are unknown. With no CMD, each value is a command line. */
+  parallel(
+    wrapper: Wrapper,
+    words: string[],
+    i: number,
+    command: Simple,
+    state: WrapperState,
+  ): Invocation {
+    const lists = wrapper["value lists"] ?? {};
+    const isList = (word: string) => Object.hasOwn(lists, word);
+    let at = i;
+    while (at < words.length && !isList(words[at])) at++;
+    let values = new Set<string>();
+    let unknown = at === words.length; // no ::: : the values come from its input
+    let kind = "";
+    for (const word of words.slice(at)) {
+      if (isList(word)) kind = lists[word];
+      else if (kind === "words") values.add(word);
+      else unknown = true;
+    }
+    const cmd = words.slice(i, at);
+    const size = values.size * length(cmd.join(" "));
+    // too many to judge one by one: as unknown as values read from input
+    if (values.size > MAX_VALUES || size > MAX_COMMAND) {
+      values = new Set();
+      unknown = true;
+    }
+    if (unknown) values.add(INPUT);
+    const run: Invocation = {
+      name: "parallel",
+      args: [],
+      command,
+      code: [],
+      execs: [],
+      position: 0,
+      chdir: state.chdir,
+    };
+    for (const value of values) {
+      const code = cmd.length ? fill(cmd, value, state.replace) : value;
+      if (code === INPUT) run.fromInput = true;
+      else run.code.push(code);
+    }
     return run;
   }
 
@@ -1311,6 +1512,7 @@ class Checker {
 
   /** Whether every field of `rule` holds for `run` (the command, if any, does). */
   holds(rule: Rule, run: Invocation, line: Line): boolean {
+    if (rule["code from input"] && !run.fromInput) return false;
     if (rule["fork bomb"] && !forkBomb(run, line)) return false;
     if (rule.redirect) {
       const classes = rule.redirect;
@@ -1439,6 +1641,142 @@ class Checker {
 }
 
 /** The words echo or printf prints: not echo's options, not printf's format. */
+/** The value of an option named in `names` (-C DIR, -CDIR, --chdir=DIR),
+ * and whether it is the next word; undefined for another option. */
+function optionValue(
+  option: string,
+  names: string[],
+  following: string,
+): [string, boolean] | undefined {
+  if (names.includes(option)) return [following, true];
+  const equals = option.indexOf("=");
+  if (equals >= 0) {
+    const name = option.slice(0, equals);
+    if (name.startsWith("--") && names.includes(name)) {
+      return [option.slice(equals + 1), false];
+    }
+  }
+  if (
+    isShort(option) &&
+    option.length > 2 &&
+    names.includes(option.slice(0, 2))
+  ) {
+    return [option.slice(2), false];
+  }
+  return undefined;
+}
+
+/** A wrapper's option words[i - 1], read: a folder to run in (env -C), a
+ * string split into words (env -S), a replacement string (xargs -I); the
+ * words, and where the next option stands. */
+function wrapperOption(
+  wrapper: Wrapper,
+  words: string[],
+  i: number,
+  state: WrapperState,
+): [string[], number] {
+  const option = words[i - 1];
+  const following = i < words.length ? words[i] : "";
+  const values = wrapper.values ?? {};
+  const replace = values.replace ?? {};
+  const kinds = [values.chdir ?? [], values["split string"] ?? []];
+  for (const [what, names] of [...kinds, Object.keys(replace)].entries()) {
+    const found = optionValue(option, names, following);
+    if (!found) continue;
+    let [value, next] = found;
+    if (what === 2 && Object.hasOwn(replace, option) && replace[option]) {
+      [value, next] = [replace[option], false]; // xargs -i: {}, no value
+    }
+    const end = next ? i + 1 : i;
+    if (what === 1 && state.splits < MAX_DEPTH) {
+      state.splits++; // the string's words come in its place
+      const split = splitString(value);
+      return [[...words.slice(0, i - 1), ...split, ...words.slice(end)], i - 1];
+    }
+    if (what === 0) state.chdir = value;
+    if (what === 2) state.replace = value;
+    return [words, end];
+  }
+  if ((wrapper["options with value"] ?? []).includes(option)) i++;
+  return [words, i];
+}
+
+/** The words of env -S's string: split at blanks, quotes and backslashes
+ * taken off. */
+function splitString(text: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let started = false; // a word has begun ('' is one)
+  let mode = ""; // the quote, or backslash, that the characters before opened
+  for (const c of text) {
+    if ((mode === "'" || mode === '"') && c === mode) {
+      mode = "";
+    } else if (mode === '"' && c === "\\") {
+      mode = '"\\';
+    } else if (mode) {
+      word += c;
+      if (mode === '"\\') mode = '"';
+      else if (mode === "\\") mode = "";
+    } else if (" \t\n\v\f\r".includes(c)) {
+      if (started) words.push(word);
+      word = "";
+      started = false;
+    } else {
+      started = true;
+      if ("'\"\\".includes(c)) mode = c;
+      else word += c;
+    }
+  }
+  if (started) words.push(word);
+  return words;
+}
+
+/** parallel's command line for one value: in place of each {} (or of
+ * parallel -I's string), or after the command; the value quoted. */
+function fill(cmd: string[], value: string, replace?: string): string {
+  let found = false;
+  const out = cmd.map((word) => {
+    if (replace) {
+      found ||= word.includes(replace);
+      return word.replaceAll(replace, shellQuoted(value));
+    }
+    const filled = word.replace(PARALLEL_REPLACE, (_, _n, how?: string) =>
+      shellQuoted(transformed(value, how ?? "")),
+    );
+    found ||= filled !== word;
+    return filled;
+  });
+  if (!found) out.push(shellQuoted(value));
+  return out.join(" ");
+}
+
+/** A value as {.}, {/}, {//}, {/.}, {#} or {%} give it. */
+function transformed(value: string, how: string): string {
+  if (value === INPUT) return value;
+  if (how === "#" || how === "%") return "1"; // the job's or the slot's number
+  if (how === "//") {
+    // the folder
+    const path = value.replace(/\/+$/u, "");
+    if (!path) return value ? "/" : ".";
+    if (!path.includes("/")) return ".";
+    return path.slice(0, path.lastIndexOf("/")).replace(/\/+$/u, "") || "/";
+  }
+  if (how.startsWith("/")) value = basename(value);
+  if (how.endsWith(".")) {
+    // without its extension
+    const dot = value.lastIndexOf(".");
+    if (dot >= 0 && !value.slice(dot).includes("/"))
+      value = value.slice(0, dot);
+  }
+  return value;
+}
+
+/** A value as one word in shell code (what parallel reads stays unknown). */
+function shellQuoted(value: string): string {
+  if (value === INPUT) return value;
+  return "'" + value.replaceAll("'", "'\\''") + "'";
+}
+
 function printed(run: Invocation): string[] {
   if (run.name === "printf") {
     return run.args.length > 1 ? run.args.slice(1) : run.args;

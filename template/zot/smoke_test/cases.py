@@ -122,6 +122,7 @@ RULE_FIELDS.update(
 RULE_FIELDS.update({"arg": list, "exec": list, "targets": str, "default target": str})
 RULE_FIELDS.update({"target": list, "redirect": list, "input": list, "piped to": list})
 RULE_FIELDS.update({"runs output of": list, "fork bomb": bool, "min args": int})
+RULE_FIELDS.update({"code from input": bool})
 # The guard's limit on the size of a rules file.
 MAX_RULES_BYTES = 1024 * 1024
 MATCHING = set(RULE_FIELDS) - {"id", "reason", "instead", "targets", "default target"}
