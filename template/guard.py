@@ -832,7 +832,7 @@ def quoted(
         if piece == close and (not triple or pieces[i : i + 2] == [close, close]):
             return ended(out, command, value, i + 2 if triple else i)
         if piece[0] == "\\" and len(piece) > 1:
-            escaped = piece[1]
+            escaped = piece[1:]
             if raw or single and escaped not in ("\\", close):
                 value.append(piece)
             else:
@@ -1045,9 +1045,8 @@ def program_names(data: dict) -> list:
         languages = data.get("programs", {}).get("languages", {})
         data["program names"] = [
             name
-            for grammar, spec in languages.items()
-            if grammar in GRAMMARS
-            for name in spec.get("names", [])
+            for grammar in GRAMMARS
+            for name in languages.get(grammar, {}).get("names", [])
         ]
     return data["program names"]
 
@@ -1304,8 +1303,10 @@ class Checker:
         """The commands a program run by python -c, node -e, ... hands to a
         shell or runs, and the files it deletes, as shell code."""
         programs = self.data.get("programs", {})
-        for grammar, spec in programs.get("languages", {}).items():
-            if grammar in GRAMMARS and matches(run.name, spec.get("names", [])):
+        languages = programs.get("languages", {})
+        for grammar in GRAMMARS:
+            spec = languages.get(grammar, {})
+            if matches(run.name, spec.get("names", [])):
                 code = program_code(run, spec)
                 if code is not None:
                     tokens = program_tokens(code, grammar)
