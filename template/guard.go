@@ -1252,6 +1252,7 @@ type invocation struct {
 	code     []string   // shell code it runs: sh -c CODE, eval ..., a here-document
 	execs    [][]string // the commands of find's -exec ... ;
 	position int        // where it stands in its pipeline
+	refusal  *Refusal   // a program too large to check
 }
 
 // line is the simple commands of one piece of code, grouped by pipeline.
@@ -1404,6 +1405,9 @@ func (c *checker) check(text string, depth int, outer *defs, at int, passesAll b
 
 func (c *checker) checkRun(run *invocation, l *line, depth int) *Refusal {
 	c.followCd(run, l)
+	if run.refusal != nil {
+		return run.refusal
+	}
 	for _, r := range c.policy.rulesFor(run.name) {
 		if c.holds(r, run, l) {
 			return &Refusal{r.id, r.reason, r.instead}
@@ -1933,6 +1937,20 @@ func pickTargets(r *rule, args, positionals, values []string) []string {
 // unknownValue is what a value the code computes leaves in a string.
 const unknownValue = "$_"
 
+// A program with more calls that run commands or delete files is refused:
+// checking it could take too long. A call's arguments are read up to
+// maxCallTokens tokens.
+const (
+	maxCalls      = 64
+	maxCallTokens = 128
+)
+
+var tooManyCalls = &Refusal{
+	"too-many-calls",
+	fmt.Sprintf("a program with more than %d calls that run commands or delete files, too many to check", maxCalls),
+	"write the script to a file and run that",
+}
+
 // grammars are the languages whose programs are read, in the order asked.
 var grammars = []string{"python", "node", "perl", "ruby"}
 
@@ -1997,7 +2015,12 @@ func (c *checker) findProgram(run *invocation) {
 		}
 		if code, ok := programCode(run, language); ok {
 			tokens := programTokens(code, grammar)
-			run.code = append(run.code, programCommands(tokens, language, grammar, c.policy.programs.deleteAs)...)
+			found, ok := programCommands(tokens, language, grammar, c.policy.programs.deleteAs)
+			if ok {
+				run.code = append(run.code, found...)
+			} else {
+				run.refusal = tooManyCalls
+			}
 		}
 		return
 	}
@@ -2259,11 +2282,15 @@ func optionValue(arg string, wanted, withValue *patterns) (found bool, value str
 }
 
 // programCommands returns the shell code of the calls in a program that run a
-// command or delete files.
-func programCommands(tokens []programToken, language *programLanguage, grammar string, deleteAs map[string][]string) []string {
+// command or delete files; false when there are too many to check.
+func programCommands(tokens []programToken, language *programLanguage, grammar string, deleteAs map[string][]string) ([]string, bool) {
 	var found []string
+	calls := 0
 	for i, token := range tokens {
 		if token.kind == 'x' {
+			if calls++; calls > maxCalls {
+				return nil, false
+			}
 			found = append(found, token.text) // `...`: run by a shell
 			continue
 		}
@@ -2283,6 +2310,9 @@ func programCommands(tokens []programToken, language *programLanguage, grammar s
 		args, called := callArgs(tokens, i+1, grammar)
 		if !called {
 			continue
+		}
+		if calls++; calls > maxCalls {
+			return nil, false
 		}
 		var words []string
 		values, lists := 0, 0
@@ -2310,7 +2340,7 @@ func programCommands(tokens []programToken, language *programLanguage, grammar s
 			found = append(found, strings.Join(quotedWords, " "))
 		}
 	}
-	return found
+	return found, true
 }
 
 func isPunct(token programToken, texts ...string) bool {
@@ -2328,7 +2358,11 @@ func callArgs(tokens []programToken, i int, grammar string) ([][]programToken, b
 	}
 	args := [][]programToken{nil}
 	depth := 0
-	for ; i < len(tokens); i++ {
+	for start := i; i < len(tokens); i++ {
+		if i-start == maxCallTokens {
+			args[len(args)-1] = append(args[len(args)-1], programToken{'p', "..."}) // the rest: taken as computed
+			break
+		}
 		token := tokens[i]
 		switch {
 		case isPunct(token, "(", "[", "{"):

@@ -740,6 +740,16 @@ PIECE = re.compile(
     r"|=>|==|\\[\s\S]|[ \t]+|[\s\S]"
 )
 UNKNOWN = "$_"  # what a value the code computes leaves in a string
+# A program with more calls that run commands or delete files is refused: checking
+# it could take too long. A call's arguments are read up to this many tokens.
+MAX_CALLS = 64
+MAX_CALL_TOKENS = 128
+TOO_MANY_CALLS = Refusal(
+    "too-many-calls",
+    f"a program with more than {MAX_CALLS} calls that run commands or delete files,"
+    " too many to check",
+    "write the script to a file and run that",
+)
 GRAMMARS = ("python", "node", "perl", "ruby")
 PY_PREFIXES = {"r", "u", "b", "f", "br", "rb", "fr", "rf"}
 CLOSING = {"(": ")", "[": "]", "{": "}", "<": ">", "/": "/", "|": "|", "!": "!"}
@@ -926,11 +936,18 @@ def option_value(arg: str, wanted: list, with_value: list) -> tuple[bool, str | 
     return False, None
 
 
-def program_commands(tokens: list, spec: dict, grammar: str, delete_as: dict) -> list:
-    """The shell code of the calls in a program that run a command or delete files."""
+def program_commands(
+    tokens: list, spec: dict, grammar: str, delete_as: dict
+) -> list | None:
+    """The shell code of the calls in a program that run a command or delete
+    files; None when there are too many to check."""
     found: list[str] = []
+    calls = 0
     for i, (kind, text) in enumerate(tokens):
         if kind == "x":
+            calls += 1
+            if calls > MAX_CALLS:
+                return None
             found.append(text)  # `...`: run by a shell
             continue
         if kind != "n":
@@ -948,6 +965,9 @@ def program_commands(tokens: list, spec: dict, grammar: str, delete_as: dict) ->
         args = call_args(tokens, i + 1, grammar)
         if args is None:
             continue
+        calls += 1
+        if calls > MAX_CALLS:
+            return None
         values = [arg_values(arg) for arg in args if is_value(arg)]
         words = [word for is_list, each in values for word in each]
         if what == "runs" and len(values) == 1 and not values[0][0]:
@@ -968,7 +988,11 @@ def call_args(tokens: list, i: int, grammar: str) -> list | None:
         return None
     args: list[list] = [[]]
     depth = 0
+    start = i
     while i < len(tokens):
+        if i - start == MAX_CALL_TOKENS:
+            args[-1].append(("p", "..."))  # the rest: taken as computed
+            break
         kind, text = tokens[i]
         i += 1
         if kind == "p" and text in ("(", "[", "{"):
@@ -1064,6 +1088,7 @@ class Invocation:
     code: list  # shell code it runs: sh -c CODE, eval ..., a here-document
     execs: list  # the commands of find's -exec ... ;
     position: int = 0  # where it stands in its pipeline
+    refusal: Refusal | None = None  # a program too large to check
 
 
 class Defs:
@@ -1175,6 +1200,8 @@ class Checker:
 
     def check_run(self, run: Invocation, line: Line, depth: int) -> Refusal | None:
         self.follow_cd(run, line)
+        if run.refusal:
+            return run.refusal
         for rule in rules_for(self.data, run.name):
             if self.holds(rule, run, line):
                 return Refusal(
@@ -1311,7 +1338,11 @@ class Checker:
                 if code is not None:
                     tokens = program_tokens(code, grammar)
                     delete_as = programs.get("delete as", {})
-                    run.code.extend(program_commands(tokens, spec, grammar, delete_as))
+                    found = program_commands(tokens, spec, grammar, delete_as)
+                    if found is None:
+                        run.refusal = TOO_MANY_CALLS
+                    else:
+                        run.code.extend(found)
                 return
 
     def find_paths(self, run: Invocation) -> None:

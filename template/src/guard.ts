@@ -917,6 +917,16 @@ interface Language {
 const PIECE =
   /(?:\.|::)?[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*|=>|==|\\[\s\S]|[ \t]+|[\s\S]/gu;
 const UNKNOWN = "$_"; // what a value the code computes leaves in a string
+// A program with more calls that run commands or delete files is refused:
+// checking it could take too long. A call's arguments are read up to
+// MAX_CALL_TOKENS tokens.
+const MAX_CALLS = 64;
+const MAX_CALL_TOKENS = 128;
+const TOO_MANY_CALLS: Refusal = {
+  rule: "too-many-calls",
+  reason: `a program with more than ${MAX_CALLS} calls that run commands or delete files, too many to check`,
+  instead: "write the script to a file and run that",
+};
 const GRAMMARS = ["python", "node", "perl", "ruby"];
 const PY_PREFIXES = new Set(["r", "u", "b", "f", "br", "rb", "fr", "rf"]);
 const CLOSING = new Map(Object.entries({ "(": ")", "[": "]", "{": "}" }));
@@ -1156,21 +1166,26 @@ function optionValue(
 }
 
 /** The shell code of the calls in a program that run a command or delete
- * files. */
+ * files; undefined when there are too many to check. */
 function programCommands(
   tokens: ProgramToken[],
   spec: Language,
   grammar: string,
   deleteAs: Record<string, string[]>,
-): string[] {
+): string[] | undefined {
   const found: string[] = [];
-  tokens.forEach(([kind, text], i) => {
-    if (kind === "x") found.push(text); // `...`: run by a shell
-    if (kind !== "n") return;
+  let calls = 0;
+  for (const [i, [kind, text]] of tokens.entries()) {
+    if (kind === "x") {
+      if (++calls > MAX_CALLS) return undefined;
+      found.push(text); // `...`: run by a shell
+    }
+    if (kind !== "n") continue;
     const what = CALL_KINDS.find((k) => matches(text, spec[k] ?? []));
-    if (what === undefined) return;
+    if (what === undefined) continue;
     const args = callArgs(tokens, i + 1, grammar);
-    if (args === undefined) return;
+    if (args === undefined) continue;
+    if (++calls > MAX_CALLS) return undefined;
     const values = args.filter(isValue).map(argValues);
     const words = values.flatMap(([, each]) => each);
     if (what === "runs" && values.length === 1 && !values[0][0]) {
@@ -1183,7 +1198,7 @@ function programCommands(
           .join(" "),
       );
     }
-  });
+  }
   return found;
 }
 
@@ -1203,7 +1218,11 @@ function callArgs(
   else if (grammar !== "perl" && grammar !== "ruby") return undefined;
   const args: ProgramToken[][] = [[]];
   let depth = 0;
-  for (; i < tokens.length; i++) {
+  for (const start = i; i < tokens.length; i++) {
+    if (i - start === MAX_CALL_TOKENS) {
+      args[args.length - 1].push(["p", "..."]); // the rest: taken as computed
+      break;
+    }
     const token = tokens[i];
     if (isPunct(token, "(", "[", "{")) {
       depth++;
@@ -1286,6 +1305,7 @@ interface Invocation {
   code: string[]; // shell code it runs: sh -c CODE, eval ..., a here-document
   execs: string[][]; // the commands of find's -exec ... ;
   position: number; // where it stands in its pipeline
+  refusal?: Refusal; // a program too large to check
 }
 
 /** The functions a piece of code may call: its own, and those of the code
@@ -1442,6 +1462,7 @@ class Checker {
 
   checkRun(run: Invocation, line: Line, depth: number): Refusal | undefined {
     this.followCd(run, line);
+    if (run.refusal) return run.refusal;
     for (const rule of rulesFor(this.data, run.name)) {
       if (this.holds(rule, run, line)) {
         return {
@@ -1602,7 +1623,9 @@ class Checker {
       if (code !== undefined) {
         const tokens = programTokens(code, grammar);
         const deleteAs = programs["delete as"] ?? {};
-        run.code.push(...programCommands(tokens, spec, grammar, deleteAs));
+        const found = programCommands(tokens, spec, grammar, deleteAs);
+        if (found) run.code.push(...found);
+        else run.refusal = TOO_MANY_CALLS;
       }
       return;
     }
