@@ -80,7 +80,80 @@ near_a_case = st.builds(
     st.one_of(st.just(""), words.map(lambda w: w + "; ")),
     st.one_of(st.just(""), words.map(lambda w: " " + w)),
 )
-command = st.one_of(words, near_a_case)
+
+# Programs run by python -c, node -e, perl -e and ruby -e, or read from a
+# here-document: calls that run commands or delete files, look-alikes, and
+# the characters that end or escape strings, written the ways a shell takes.
+PROGRAM_HEADS = [
+    "python3 -c",
+    "python -c",
+    "python3.12 -Bc",
+    "python3 -m x -c",
+    "python3 -",
+    "python3 x.py",
+    "node -e",
+    "node -p",
+    "node --eval",
+    "perl -e",
+    "perl -le",
+    "perl -MFile::Path -e",
+    "perl -pie",
+    "ruby -e",
+    "ruby -rfileutils -e",
+    "sudo python3 -c",
+]
+PROGRAM_CALLS_TEXT = """os.system os.popen subprocess.run s.check_call check_output Popen shutil.rmtree
+os.remove os.unlink print system exec unlink rmtree remove_tree File::Path::rmtree
+FileUtils.rm_rf FileUtils.rm File.delete IO.popen %x qx q qq fs.rmSync fs.rm fs.unlinkSync
+fs.promises.rm .execSync execSync spawnSync .rmSync require console.log puts"""
+PROGRAM_CALLS = PROGRAM_CALLS_TEXT.split()
+PROGRAM_ARGS = [
+    *["/", "~", "..", ".", "/etc", "/etc/passwd", "build", "/tmp/x", "src/a.py", "$HOME"],
+    *["rm -rf /", "rm -rf build", "ls", "git push -f", "git status", "rm", "-rf", "-f"],
+]
+PROGRAM_BITS = [*"()[]{},;'\"`\\$@#%=:+\n ", "=>", "shell=True", "{recursive: true}", "f", "r", "x"]
+literal = st.builds(
+    lambda quote, text: quote[0] + text + quote[1],
+    st.sampled_from([("'", "'"), ('"', '"'), ("`", "`"), ('"""', '"""'), ("f'", "'"), ("(", ")")]),
+    st.sampled_from(PROGRAM_ARGS),
+)
+call = st.builds(
+    lambda name, args, close: name + "(" + ", ".join(args) + close,
+    st.sampled_from(PROGRAM_CALLS),
+    st.lists(
+        st.one_of(literal, st.lists(literal, max_size=3).map(lambda a: "[" + ", ".join(a) + "]")),
+        max_size=3,
+    ),
+    st.sampled_from([")", ")", ")", ""]),
+)
+program_text = st.lists(
+    st.one_of(
+        call,
+        call.map(lambda c: c.replace("(", " ", 1).rstrip(")")),
+        literal,
+        st.sampled_from(PROGRAM_BITS),
+    ),
+    min_size=1,
+    max_size=6,
+).map(lambda parts: "; ".join(parts) if len(parts) % 2 else "".join(parts))
+
+
+def program_command(head: str, text: str, form: int) -> str:
+    """A program on a command line: quoted for the shell, or a here-document."""
+    if form == 0:
+        return head + " '" + text.replace("'", "'\\''") + "'"
+    if form == 1:
+        escaped = "".join("\\" + c if c in '"$`\\' else c for c in text)
+        return f'{head} "{escaped}"'
+    if form == 2:
+        return f"{head.removesuffix(' -c').removesuffix(' -e')} <<'EOF'\n{text}\nEOF"
+    return f"{head} <<< '" + text.replace("'", "'\\''") + "'"
+
+
+programs = st.builds(
+    program_command, st.sampled_from(PROGRAM_HEADS), program_text, st.integers(0, 3)
+)
+command = st.one_of(words, near_a_case, programs)
 BATCH = 50
 EXAMPLES = 80 * HYPOTHESIS_SCALE
 ids = itertools.count()

@@ -781,6 +781,11 @@ def shell_quote: "'" + (split("'") | join("'\\''")) + "'";
 # delete files; null when there are too many to check.
 def program_commands($spec; $g; $delete_as):
 	. as $t | ($t | length) as $n
+	# what each name calls, asked once a name
+	| (reduce ([$t[] | select(.[0] == "n") | .[1]] | unique[]) as $name ({};
+		setpath([$name];
+			first(("runs", "deletes", "deletes files") as $k | select($name | fits($spec[$k])) | $k) // null)))
+		as $kinds
 	| {i: 0, calls: 0, found: [], over: false}
 	| until(.over or .i >= $n;
 		.i as $i | $t[$i] as $token | setpath(["i"]; $i + 1)
@@ -789,8 +794,7 @@ def program_commands($spec; $g; $delete_as):
 			else setpath(["calls"]; .calls + 1) | setpath(["found"]; .found + [$token[1]]) end
 		elif $token[0] != "n" then .
 		else
-			(first(("runs", "deletes", "deletes files") as $k | select($token[1] | fits($spec[$k])) | $k)
-				// null) as $what
+			$kinds[$token[1]] as $what
 			| if $what == null then .
 			else
 				call_args($t; $i + 1; $g) as $args
