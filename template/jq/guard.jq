@@ -583,8 +583,11 @@ def program_pieces:
 # "programs" of guard-rules.json, made ready for find_program.
 def programs_ready:
 	(.languages // {}) as $languages
+	| [program_grammars as $g | ($languages[$g].names // [])[] | strings] as $names
 	| {"delete as": (.["delete as"] // {}),
-	   names: ([program_grammars as $g | ($languages[$g].names // [])[]] | patterns),
+	   names: ($names | patterns),
+	   # the first letters of those names (null: any), a quick test before fits
+	   initials: (if any($names[]; startswith("*")) then null else [$names[] | .[0:1]] | as_set end),
 	   languages: (reduce program_grammars as $g ({}; setpath([$g];
 		($languages[$g] // {})
 		| {names: ((.names // []) | patterns), code: (.code // []),
@@ -988,7 +991,9 @@ def find_code($data):
 		else . end
 	else . end)
 	| if .name == "find" then find_paths($data) else . end
-	| if .name | fits($data.programs.names) then find_program($data) else . end;
+	| .name as $name
+	| if ($data.programs.initials | . == null or .[$name[0:1]]) and ($name | fits($data.programs.names))
+	then find_program($data) else . end;
 
 # The command that runs, behind keywords, assignments and wrappers.
 def unwrap($data; $command):
