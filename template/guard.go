@@ -1966,6 +1966,7 @@ var callEnds = map[string]bool{"if": true, "unless": true, "or": true, "and": tr
 type programLanguage struct {
 	names, code, withValue, lastOption *patterns
 	calls                              [3]*patterns // runs, deletes, deletes files
+	codeAttached                       bool         // -cCODE: the code may follow its option in the word
 }
 
 var callKinds = [3]string{"runs", "deletes", "deletes files"}
@@ -1979,8 +1980,8 @@ type programs struct {
 // readPrograms reads "programs".
 func (p *policy) readPrograms(raw json.RawMessage) error {
 	var data struct {
-		DeleteAs  map[string][]string            `json:"delete as"`
-		Languages map[string]map[string][]string `json:"languages"`
+		DeleteAs  map[string][]string                   `json:"delete as"`
+		Languages map[string]map[string]json.RawMessage `json:"languages"`
 	}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &data); err != nil {
@@ -1990,10 +1991,22 @@ func (p *policy) readPrograms(raw json.RawMessage) error {
 	p.programs = programs{languages: map[string]*programLanguage{}, deleteAs: data.DeleteAs}
 	var names []string
 	for _, grammar := range grammars {
-		spec := data.Languages[grammar]
+		fields := data.Languages[grammar]
+		spec := map[string][]string{}
+		for _, key := range append([]string{"names", "code", "options with value", "last option"}, callKinds[:]...) {
+			var list []string
+			if err := field(fields, key, &list); err != nil {
+				return fmt.Errorf("guard-rules.json has a field of the wrong type (programs %s: %v)", grammar, err)
+			}
+			spec[key] = list
+		}
 		language := &programLanguage{
 			names: newPatterns(spec["names"]), code: newPatterns(spec["code"]),
 			withValue: newPatterns(spec["options with value"]), lastOption: newPatterns(spec["last option"]),
+			codeAttached: true,
+		}
+		if err := field(fields, "code attached", &language.codeAttached); err != nil {
+			return fmt.Errorf("guard-rules.json has a field of the wrong type (programs %s: %v)", grammar, err)
 		}
 		for k, kind := range callKinds {
 			language.calls[k] = newPatterns(spec[kind])
@@ -2230,6 +2243,9 @@ func programCode(run *invocation, language *programLanguage) (string, bool) {
 			break
 		}
 		if found, value, inWord := optionValue(arg, language.code, language.withValue); found {
+			if !language.codeAttached && !strings.HasPrefix(arg, "--") {
+				inWord = false // node -pe CODE
+			}
 			if !inWord && i < len(args) {
 				value, inWord = args[i], true
 				i++

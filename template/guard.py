@@ -900,6 +900,8 @@ def program_code(run: Invocation, spec: dict) -> str | None:
             script = arg
             break
         found, value = option_value(arg, options, with_value)
+        if not spec.get("code attached", True) and not arg.startswith("--"):
+            value = None  # node -pe CODE
         if found:
             if value is None and i < len(args):
                 value = args[i]

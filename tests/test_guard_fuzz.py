@@ -101,6 +101,10 @@ PROGRAM_HEADS = [
     "ruby -e",
     "ruby -rfileutils -e",
     "sudo python3 -c",
+    "python3 -B -W ignore -c",
+    "perl -w -e",
+    "ruby -w -e",
+    "node --trace-warnings -e",
 ]
 PROGRAM_CALLS_TEXT = """os.system os.popen subprocess.run s.check_call check_output Popen shutil.rmtree
 os.remove os.unlink print system exec unlink rmtree remove_tree File::Path::rmtree

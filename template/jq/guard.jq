@@ -592,6 +592,7 @@ def programs_ready:
 		($languages[$g] // {})
 		| {names: ((.names // []) | patterns), code: (.code // []),
 		   "with value": ((.["options with value"] // []) | as_set), last: (.["last option"] // []),
+		   attached: (.["code attached"] != false),
 		   runs: ((.runs // []) | patterns), deletes: ((.deletes // []) | patterns),
 		   "deletes files": ((.["deletes files"] // []) | patterns)})))};
 
@@ -613,6 +614,7 @@ def option_value($wanted; $with_value):
 				{value: (if $k + 1 < ($letters | length) then $letters[$k + 1:] | implode else null end)}
 			elif $with_value[$letter] then {stop: true} # the rest is that option's value
 			else empty end)
+			// {stop: true}
 		| if .stop then null else . end
 	end;
 
@@ -628,7 +630,9 @@ def program_code($spec):
 		| if $arg == "--" then setpath(["script"]; $args[.i]) | setpath(["stop"]; true)
 		elif $arg | is_option | not then setpath(["script"]; $arg) | setpath(["stop"]; true)
 		else
-			($arg | option_value($spec.code; $spec["with value"])) as $found
+			($arg | option_value($spec.code; $spec["with value"])
+				| if . and $spec.attached == false and ($arg | startswith("--") | not) then {value: null} # node -pe CODE
+				else . end) as $found
 			| if $found then
 				if $found.value != null then setpath(["codes"]; .codes + [$found.value])
 				elif .i < $n then setpath(["codes"]; .codes + [$args[.i]]) | setpath(["i"]; .i + 1)

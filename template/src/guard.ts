@@ -907,6 +907,7 @@ interface Language {
   code?: string[];
   "options with value"?: string[];
   "last option"?: string[];
+  "code attached"?: boolean; // -cCODE: the code may follow its option in the word
   runs?: string[];
   deletes?: string[];
   "deletes files"?: string[];
@@ -1118,7 +1119,12 @@ function programCode(run: Invocation, spec: Language): string | undefined {
       script = arg;
       break;
     }
-    const [found, inWord] = optionValue(arg, options, withValue);
+    const [found, attached] = optionValue(arg, options, withValue);
+    // node -pe CODE
+    const inWord =
+      spec["code attached"] === false && !arg.startsWith("--")
+        ? undefined
+        : attached;
     if (found) {
       if (inWord !== undefined) codes.push(inWord);
       else if (i < args.length) codes.push(args[i++]);
