@@ -1967,6 +1967,7 @@ type programLanguage struct {
 	names, code, withValue, lastOption *patterns
 	calls                              [3]*patterns // runs, deletes, deletes files
 	codeAttached                       bool         // -cCODE: the code may follow its option in the word
+	pathObjects                        *patterns    // Path("x") is "x"
 }
 
 var callKinds = [3]string{"runs", "deletes", "deletes files"}
@@ -1993,7 +1994,7 @@ func (p *policy) readPrograms(raw json.RawMessage) error {
 	for _, grammar := range grammars {
 		fields := data.Languages[grammar]
 		spec := map[string][]string{}
-		for _, key := range append([]string{"names", "code", "options with value", "last option"}, callKinds[:]...) {
+		for _, key := range append([]string{"names", "code", "options with value", "last option", "path objects"}, callKinds[:]...) {
 			var list []string
 			if err := field(fields, key, &list); err != nil {
 				return fmt.Errorf("guard-rules.json has a field of the wrong type (programs %s: %v)", grammar, err)
@@ -2003,7 +2004,7 @@ func (p *policy) readPrograms(raw json.RawMessage) error {
 		language := &programLanguage{
 			names: newPatterns(spec["names"]), code: newPatterns(spec["code"]),
 			withValue: newPatterns(spec["options with value"]), lastOption: newPatterns(spec["last option"]),
-			codeAttached: true,
+			codeAttached: true, pathObjects: newPatterns(spec["path objects"]),
 		}
 		if err := field(fields, "code attached", &language.codeAttached); err != nil {
 			return fmt.Errorf("guard-rules.json has a field of the wrong type (programs %s: %v)", grammar, err)
@@ -2027,7 +2028,7 @@ func (c *checker) findProgram(run *invocation) {
 			continue
 		}
 		if code, ok := programCode(run, language); ok {
-			tokens := programTokens(code, grammar)
+			tokens := withPaths(programTokens(code, grammar), language.pathObjects)
 			found, ok := programCommands(tokens, language, grammar, c.policy.programs.deleteAs)
 			if ok {
 				run.code = append(run.code, found...)
@@ -2332,6 +2333,10 @@ func programCommands(tokens []programToken, language *programLanguage, grammar s
 		}
 		var words []string
 		values, lists := 0, 0
+		if token.text[0] == '.' && what > 0 && i > 0 && tokens[i-1].kind == 's' {
+			words, values = []string{tokens[i-1].text}, 1 // Path("x").unlink()
+			args = nil
+		}
 		for _, arg := range args {
 			if !isValue(arg) {
 				continue
@@ -2361,6 +2366,22 @@ func programCommands(tokens []programToken, language *programLanguage, grammar s
 
 func isPunct(token programToken, texts ...string) bool {
 	return token.kind == 'p' && slices.Contains(texts, token.text)
+}
+
+// withPaths returns the tokens with each path object made of a string
+// (Path("x")) as that string.
+func withPaths(tokens []programToken, makers *patterns) []programToken {
+	out := make([]programToken, 0, len(tokens))
+	for i := 0; i < len(tokens); i++ {
+		if tokens[i].kind == 'n' && makers.matches(tokens[i].text) && i+3 < len(tokens) &&
+			isPunct(tokens[i+1], "(") && tokens[i+2].kind == 's' && isPunct(tokens[i+3], ")") {
+			out = append(out, tokens[i+2])
+			i += 3
+		} else {
+			out = append(out, tokens[i])
+		}
+	}
+	return out
 }
 
 // callArgs returns the arguments of a call whose name ends before tokens[i],

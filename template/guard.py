@@ -971,6 +971,8 @@ def program_commands(
         if calls > MAX_CALLS:
             return None
         values = [arg_values(arg) for arg in args if is_value(arg)]
+        if text[0] == "." and what != "runs" and i > 0 and tokens[i - 1][0] == "s":
+            values = [(False, [tokens[i - 1][1]])]  # Path("x").unlink()
         words = [word for is_list, each in values for word in each]
         if what == "runs" and len(values) == 1 and not values[0][0]:
             found.append(words[0])  # one string: a shell runs it
@@ -978,6 +980,27 @@ def program_commands(
             prefix = [] if what == "runs" else delete_as.get(what, [])
             found.append(" ".join(shell_quote(w) for w in prefix + words))
     return found
+
+
+def with_paths(tokens: list, spec: dict) -> list:
+    """The tokens with each path object made of a string (Path("x")) as that string."""
+    makers = spec.get("path objects", [])
+    out, i = [], 0
+    while i < len(tokens):
+        if (
+            tokens[i][0] == "n"
+            and matches(tokens[i][1], makers)
+            and tokens[i + 1 : i + 2] == [("p", "(")]
+            and tokens[i + 2 : i + 3]
+            and tokens[i + 2][0] == "s"
+            and tokens[i + 3 : i + 4] == [("p", ")")]
+        ):
+            out.append(tokens[i + 2])
+            i += 4
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
 
 
 def call_args(tokens: list, i: int, grammar: str) -> list | None:
@@ -1338,7 +1361,7 @@ class Checker:
             if matches(run.name, spec.get("names", [])):
                 code = program_code(run, spec)
                 if code is not None:
-                    tokens = program_tokens(code, grammar)
+                    tokens = with_paths(program_tokens(code, grammar), spec)
                     delete_as = programs.get("delete as", {})
                     found = program_commands(tokens, spec, grammar, delete_as)
                     if found is None:

@@ -109,13 +109,15 @@ PROGRAM_HEADS = [
 PROGRAM_CALLS_TEXT = """os.system os.popen subprocess.run s.check_call check_output Popen shutil.rmtree
 os.remove os.unlink print system exec unlink rmtree remove_tree File::Path::rmtree
 FileUtils.rm_rf FileUtils.rm File.delete IO.popen %x qx q qq fs.rmSync fs.rm fs.unlinkSync
-fs.promises.rm .execSync execSync spawnSync .rmSync require console.log puts"""
+fs.promises.rm .execSync execSync spawnSync .rmSync require console.log puts Path
+pathlib.Path .unlink"""
 PROGRAM_CALLS = PROGRAM_CALLS_TEXT.split()
 PROGRAM_ARGS = [
     *["/", "~", "..", ".", "/etc", "/etc/passwd", "build", "/tmp/x", "src/a.py", "$HOME"],
     *["rm -rf /", "rm -rf build", "ls", "git push -f", "git status", "rm", "-rf", "-f"],
 ]
 PROGRAM_BITS = [*"()[]{},;'\"`\\$@#%=:+\n ", "=>", "shell=True", "{recursive: true}", "f", "r", "x"]
+PROGRAM_BITS += [".unlink()", ".rmdir()"]
 literal = st.builds(
     lambda quote, text: quote[0] + text + quote[1],
     st.sampled_from([("'", "'"), ('"', '"'), ("`", "`"), ('"""', '"""'), ("f'", "'"), ("(", ")")]),

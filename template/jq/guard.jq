@@ -592,7 +592,7 @@ def programs_ready:
 		($languages[$g] // {})
 		| {names: ((.names // []) | patterns), code: (.code // []),
 		   "with value": ((.["options with value"] // []) | as_set), last: (.["last option"] // []),
-		   attached: (.["code attached"] != false),
+		   attached: (.["code attached"] != false), "path objects": ((.["path objects"] // []) | patterns),
 		   runs: ((.runs // []) | patterns), deletes: ((.deletes // []) | patterns),
 		   "deletes files": ((.["deletes files"] // []) | patterns)})))};
 
@@ -721,6 +721,20 @@ def program_tokens($g):
 	| if .q then ended else . end
 	| [.out | items[]];
 
+# The tokens with each path object made of a string (Path("x")) as that string.
+def with_paths($spec):
+	. as $t | ($t | length) as $n
+	| [range(3; $n) as $i | select($t[$i - 3][0] == "n" and $t[$i - 2] == ["p", "("] and $t[$i - 1][0] == "s"
+		and $t[$i] == ["p", ")"] and ($t[$i - 3][1] | fits($spec["path objects"]))) | $i - 3] as $at
+	| if $at == [] then $t
+	else
+		# (the four tokens of one never overlap those of another)
+		(reduce ($at[] | [., "start"], ((. + 1, . + 2, . + 3) | [., "in"])) as [$k, $r] ({};
+			setpath([$k | tostring]; $r))) as $role
+		| [range(0; $n) as $i | $role[$i | tostring] as $r
+			| if $r == "in" then empty elif $r == "start" then $t[$i + 2] else $t[$i] end]
+	end;
+
 # The arguments of a call whose name ends before the token $i of $t, each a
 # list of tokens; null when the name is not called there.
 def call_args($t; $i; $g):
@@ -809,7 +823,9 @@ def program_commands($spec; $g; $delete_as):
 				elif .calls >= max_calls then setpath(["over"]; true)
 				else
 					setpath(["calls"]; .calls + 1)
-					| [$args[] | select(is_value) | arg_values] as $values
+					| (if ($token[1] | startswith(".")) and $what != "runs" and $i > 0 and $t[$i - 1][0] == "s" then
+						[[false, [$t[$i - 1][1]]]] # Path("x").unlink()
+					else [$args[] | select(is_value) | arg_values] end) as $values
 					| [$values[][1][]] as $words
 					| if $what == "runs" and ($values | length) == 1 and ($values[0][0] | not) then
 						setpath(["found"]; .found + [$words[0]]) # one string: a shell runs it
@@ -836,7 +852,8 @@ def find_program($data):
 		| program_code($spec) as $code
 		| if $code == null then .
 		else
-			($code | program_tokens($g) | program_commands($spec; $g; $programs["delete as"])) as $found
+			($code | program_tokens($g) | with_paths($spec) | program_commands($spec; $g; $programs["delete as"]))
+				as $found
 			| if $found == null then setpath(["refusal"]; too_many_calls)
 			else setpath(["code"]; .code + $found) end
 		end

@@ -908,6 +908,7 @@ interface Language {
   "options with value"?: string[];
   "last option"?: string[];
   "code attached"?: boolean; // -cCODE: the code may follow its option in the word
+  "path objects"?: string[]; // Path("x") is "x"
   runs?: string[];
   deletes?: string[];
   "deletes files"?: string[];
@@ -1192,7 +1193,11 @@ function programCommands(
     const args = callArgs(tokens, i + 1, grammar);
     if (args === undefined) continue;
     if (++calls > MAX_CALLS) return undefined;
-    const values = args.filter(isValue).map(argValues);
+    const receiver = tokens[i - 1];
+    const values: [boolean, string[]][] =
+      text[0] === "." && what !== "runs" && receiver?.[0] === "s"
+        ? [[false, [receiver[1]]]] // Path("x").unlink()
+        : args.filter(isValue).map(argValues);
     const words = values.flatMap(([, each]) => each);
     if (what === "runs" && values.length === 1 && !values[0][0]) {
       found.push(words[0]); // one string: a shell runs it
@@ -1210,6 +1215,29 @@ function programCommands(
 
 function isPunct(token: ProgramToken, ...texts: string[]): boolean {
   return token[0] === "p" && texts.includes(token[1]);
+}
+
+/** The tokens with each path object made of a string (Path("x")) as that
+ * string. */
+function withPaths(tokens: ProgramToken[], spec: Language): ProgramToken[] {
+  const makers = spec["path objects"] ?? [];
+  const out: ProgramToken[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    if (
+      tokens[i][0] === "n" &&
+      matches(tokens[i][1], makers) &&
+      i + 3 < tokens.length &&
+      isPunct(tokens[i + 1], "(") &&
+      tokens[i + 2][0] === "s" &&
+      isPunct(tokens[i + 3], ")")
+    ) {
+      out.push(tokens[i + 2]);
+      i += 3;
+    } else {
+      out.push(tokens[i]);
+    }
+  }
+  return out;
 }
 
 /** The arguments of a call whose name ends before tokens[i], each a list of
@@ -1627,7 +1655,7 @@ class Checker {
       if (!matches(run.name, spec.names ?? [])) continue;
       const code = programCode(run, spec);
       if (code !== undefined) {
-        const tokens = programTokens(code, grammar);
+        const tokens = withPaths(programTokens(code, grammar), spec);
         const deleteAs = programs["delete as"] ?? {};
         const found = programCommands(tokens, spec, grammar, deleteAs);
         if (found) run.code.push(...found);
