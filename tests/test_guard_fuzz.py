@@ -2,7 +2,8 @@
 
 Hypothesis builds command lines from the words the rules look for (and from
 the characters that languages disagree about: \\v, NBSP, U+2028, non-ASCII
-letters, emoji, ...), joined by blanks, quotes, separators and line breaks.
+letters, emoji, ...), joined by blanks, quotes, separators and line breaks,
+and programs for python -c, node -e, perl -e and ruby -e.
 Each running extension judges a batch at once; all must refuse by the same
 rule as guard.py's check, or allow with it.
 """
