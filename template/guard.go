@@ -863,6 +863,7 @@ type policy struct {
 	notSecrets   *patterns
 	narrowedBy   *patterns // find's -name: FOLDER/NAME is all it finds
 	widenedBy    *patterns // find's -o, !: unless one of these is given
+	programs     programs  // code run by python -c, node -e, ...
 }
 
 var (
@@ -997,6 +998,9 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		p.wrappers[name] = w
 	}
 	if err := p.readCode(data["code"]); err != nil {
+		return nil, err
+	}
+	if err := p.readPrograms(data["programs"]); err != nil {
 		return nil, err
 	}
 	for name, list := range optionValues {
@@ -1458,6 +1462,8 @@ type invocation struct {
 	chdir    *string    // the folder a wrapper runs it in: env -C DIR
 	// fromInput: it runs code it reads (xargs sh -c, parallel)
 	fromInput bool
+	// refusal: a program too large to check
+	refusal *Refusal
 }
 
 // line is the simple commands of one piece of code, grouped by pipeline.
@@ -1613,6 +1619,9 @@ func (c *checker) checkRun(run *invocation, l *line, depth int) *Refusal {
 		return c.inFolder(run, l, depth)
 	}
 	c.followCd(run, l)
+	if run.refusal != nil {
+		return run.refusal
+	}
 	for _, r := range c.policy.rulesFor(run.name) {
 		if c.holds(r, run, l) {
 			return &Refusal{r.id, r.reason, r.instead}
@@ -2041,6 +2050,9 @@ func (c *checker) findCode(run *invocation) {
 	if run.name == "find" {
 		c.findPaths(run)
 	}
+	if c.policy.programs.names.matches(run.name) {
+		c.findProgram(run)
+	}
 }
 
 // findPaths puts find's folders first in its words (narrowed to NAME by
@@ -2396,4 +2408,563 @@ func pickTargets(r *rule, args, positionals, values []string) []string {
 		found = []string{*r.defaultTarget}
 	}
 	return found
+}
+
+// --- Code run by an interpreter -----------------------------------------------------
+//
+// python -c CODE, node -e CODE, perl -e CODE, ruby -e CODE, or a program read
+// from a here-document: the guard reads the program's tokens (names, string
+// literals, punctuation), not its meaning. A call of guard-rules.json's
+// "programs" that runs a command is judged as that command (one string as
+// bash -c STRING), and one that deletes files as rm with the call's paths.
+
+// unknownValue is what a value the code computes leaves in a string.
+const unknownValue = "$_"
+
+// A program with more calls that run commands or delete files is refused:
+// checking it could take too long. A call's arguments are read up to
+// maxCallTokens tokens.
+const (
+	maxCalls      = 64
+	maxCallTokens = 128
+)
+
+var tooManyCalls = &Refusal{
+	"too-many-calls",
+	fmt.Sprintf("a program with more than %d calls that run commands or delete files, too many to check", maxCalls),
+	"write the script to a file and run that",
+}
+
+// grammars are the languages whose programs are read, in the order asked.
+var grammars = []string{"python", "node", "perl", "ruby"}
+
+var pyPrefixes = map[string]bool{"r": true, "u": true, "b": true, "f": true, "br": true, "rb": true, "fr": true, "rf": true}
+
+var closing = map[string]string{"(": ")", "[": "]", "{": "}", "<": ">", "/": "/", "|": "|", "!": "!"}
+
+// callEnds are the words that end a perl or ruby call written without ( ).
+var callEnds = map[string]bool{"if": true, "unless": true, "or": true, "and": true, "do": true, "while": true, "until": true}
+
+// programLanguage is one language of "programs": its interpreters, the
+// options that take its code, and the calls it knows.
+type programLanguage struct {
+	names, code, withValue, lastOption *patterns
+	calls                              [3]*patterns // runs, deletes, deletes files
+	codeAttached                       bool         // -cCODE: the code may follow its option in the word
+	pathObjects                        *patterns    // Path("x") is "x"
+}
+
+var callKinds = [3]string{"runs", "deletes", "deletes files"}
+
+type programs struct {
+	names     *patterns // every language's interpreters
+	languages map[string]*programLanguage
+	deleteAs  map[string][]string
+}
+
+// readPrograms reads "programs".
+func (p *policy) readPrograms(raw json.RawMessage) error {
+	var data struct {
+		DeleteAs  map[string][]string                   `json:"delete as"`
+		Languages map[string]map[string]json.RawMessage `json:"languages"`
+	}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &data); err != nil {
+			return fmt.Errorf("guard-rules.json has a field of the wrong type (programs: %v)", err)
+		}
+	}
+	p.programs = programs{languages: map[string]*programLanguage{}, deleteAs: data.DeleteAs}
+	var names []string
+	for _, grammar := range grammars {
+		fields := data.Languages[grammar]
+		spec := map[string][]string{}
+		for _, key := range append([]string{"names", "code", "options with value", "last option", "path objects"}, callKinds[:]...) {
+			var list []string
+			if err := field(fields, key, &list); err != nil {
+				return fmt.Errorf("guard-rules.json has a field of the wrong type (programs %s: %v)", grammar, err)
+			}
+			spec[key] = list
+		}
+		language := &programLanguage{
+			names: newPatterns(spec["names"]), code: newPatterns(spec["code"]),
+			withValue: newPatterns(spec["options with value"]), lastOption: newPatterns(spec["last option"]),
+			codeAttached: true, pathObjects: newPatterns(spec["path objects"]),
+		}
+		if err := field(fields, "code attached", &language.codeAttached); err != nil {
+			return fmt.Errorf("guard-rules.json has a field of the wrong type (programs %s: %v)", grammar, err)
+		}
+		for k, kind := range callKinds {
+			language.calls[k] = newPatterns(spec[kind])
+		}
+		p.programs.languages[grammar] = language
+		names = append(names, spec["names"]...)
+	}
+	p.programs.names = newPatterns(names)
+	return nil
+}
+
+// findProgram adds the commands a program run by python -c, node -e, ...
+// hands to a shell or runs, and the files it deletes, as shell code.
+func (c *checker) findProgram(run *invocation) {
+	for _, grammar := range grammars {
+		language := c.policy.programs.languages[grammar]
+		if !language.names.matches(run.name) {
+			continue
+		}
+		if code, ok := programCode(run, language); ok {
+			tokens := withPaths(programTokens(code, grammar), language.pathObjects)
+			found, ok := programCommands(tokens, language, grammar, c.policy.programs.deleteAs)
+			if ok {
+				run.code = append(run.code, found...)
+			} else {
+				run.refusal = tooManyCalls
+			}
+		}
+		return
+	}
+}
+
+type programToken struct {
+	kind byte // 'n' a name, 's' a string's value, 'x' a command literal's, 'p' punctuation
+	text string
+}
+
+func isWordStart(c byte) bool { return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func isWordByte(c byte) bool { return isWordStart(c) || '0' <= c && c <= '9' }
+
+// pieces splits code into names (os.system, .execSync, File::Path::rmtree),
+// => and ==, escapes (a backslash and the next character), runs of blanks,
+// and single characters.
+func pieces(code string) []string {
+	var out []string
+	n := len(code)
+	wordAt := func(j int) bool { return j < n && isWordStart(code[j]) }
+	for i := 0; i < n; {
+		c := code[i]
+		j := i
+		switch {
+		case isWordStart(c) || c == '.' && wordAt(i+1) || c == ':' && i+1 < n && code[i+1] == ':' && wordAt(i+2):
+			for {
+				if code[j] == '.' {
+					j++
+				} else if code[j] == ':' {
+					j += 2
+				}
+				for j < n && isWordByte(code[j]) {
+					j++
+				}
+				if !(j < n && (code[j] == '.' && wordAt(j+1) || code[j] == ':' && j+1 < n && code[j+1] == ':' && wordAt(j+2))) {
+					break
+				}
+			}
+		case (c == '=') && i+1 < n && (code[i+1] == '>' || code[i+1] == '='):
+			j = i + 2
+		case c == '\\' && i+1 < n:
+			_, size := utf8.DecodeRuneInString(code[i+1:])
+			j = i + 1 + size
+		case c == ' ' || c == '\t':
+			for j < n && (code[j] == ' ' || code[j] == '\t') {
+				j++
+			}
+		default:
+			_, size := utf8.DecodeRuneInString(code[i:])
+			j = i + size
+		}
+		out = append(out, code[i:j])
+		i = j
+	}
+	return out
+}
+
+// programTokens reads a program's tokens: names, string literals' values,
+// command literals' (`...`, qx(...), %x(...)) and punctuation.
+func programTokens(code, grammar string) []programToken {
+	ps := pieces(code)
+	var out []programToken
+	n := len(ps)
+	node := grammar == "node"
+	at := func(i int) string {
+		if i < n {
+			return ps[i]
+		}
+		return ""
+	}
+	for i := 0; i < n; {
+		piece, following := ps[i], at(i+1)
+		i++
+		switch {
+		case piece[0] == ' ' || piece[0] == '\t' || piece[0] == '\r':
+		case piece == "\n":
+			if grammar == "perl" || grammar == "ruby" {
+				out = append(out, programToken{'p', ";"}) // a line ends a statement
+			}
+		case piece == "#" && !node || node && piece+following == "//":
+			for i < n && ps[i] != "\n" {
+				i++ // a comment
+			}
+		case node && piece+following == "/*":
+			i++
+			for i < n && !(ps[i-1] == "*" && ps[i] == "/") {
+				i++
+			}
+			i++
+		case piece == "'" || piece == "\"" || piece == "`":
+			if grammar == "python" && piece == "`" {
+				out = append(out, programToken{'p', piece})
+				continue
+			}
+			i = quoted(ps, i, piece, grammar, "", &out)
+		case grammar == "python" && pyPrefixes[strings.ToLower(piece)] && (following == "'" || following == "\""):
+			i = quoted(ps, i+1, following, grammar, strings.ToLower(piece), &out)
+		case grammar == "perl" && (piece == "q" || piece == "qq" || piece == "qx") && closing[following] != "":
+			i = quoted(ps, i+1, following, grammar, piece, &out)
+		case grammar == "ruby" && piece == "%" && (following == "x" || following == "q" || following == "Q") &&
+			closing[at(i+1)] != "":
+			i = quoted(ps, i+2, ps[i+1], grammar, "%"+following, &out)
+		case isWordStart(piece[0]) || (piece[0] == '.' || piece[0] == ':') && len(piece) > 1:
+			out = append(out, programToken{'n', piece})
+		default:
+			out = append(out, programToken{'p', piece})
+		}
+	}
+	return out
+}
+
+// quoted reads a string or command literal from ps[i] (after its opening
+// quote): its value goes to out, and where it ends is returned. prefix is how
+// it was started: r, f, ... (python), q, qq, qx (perl), %q, %Q, %x (ruby).
+func quoted(ps []string, i int, quote, grammar, prefix string, out *[]programToken) int {
+	n := len(ps)
+	at := func(i int) string {
+		if i < n {
+			return ps[i]
+		}
+		return ""
+	}
+	closeWith := quote
+	if last := prefix[max(0, len(prefix)-1):]; last == "q" || last == "Q" || last == "x" {
+		closeWith = closing[quote]
+	}
+	triple := grammar == "python" && at(i) == quote && at(i+1) == quote
+	if triple {
+		i += 2
+	}
+	perlish := grammar == "perl" || grammar == "ruby"
+	single := quote == "'" && perlish || prefix == "q" || prefix == "%q"
+	raw := grammar == "python" && strings.Contains(prefix, "r")
+	command := quote == "`" && perlish || prefix == "qx" || prefix == "%x"
+	interpolates := !single && (perlish || grammar == "node" && quote == "`" ||
+		grammar == "python" && strings.Contains(prefix, "f"))
+	kind := byte('s')
+	if command {
+		kind = 'x'
+	}
+	var value strings.Builder
+	for i < n {
+		piece, following := ps[i], at(i+1)
+		i++
+		switch {
+		case piece == closeWith && (!triple || at(i) == closeWith && at(i+1) == closeWith):
+			if triple {
+				i += 2
+			}
+			*out = append(*out, programToken{kind, value.String()})
+			return i
+		case piece[0] == '\\' && len(piece) > 1:
+			escaped := piece[1:]
+			switch {
+			case raw || single && escaped != "\\" && escaped != closeWith:
+				value.WriteString(piece)
+			case escaped == "n":
+				value.WriteString("\n")
+			case escaped == "t":
+				value.WriteString("\t")
+			default:
+				value.WriteString(escaped)
+			}
+		case !interpolates:
+			value.WriteString(piece)
+		case grammar == "python" && (piece == "{" || piece == "}") && following == piece:
+			value.WriteString(piece) // {{ and }} in an f-string
+			i++
+		case piece == "{" && grammar == "python" || following == "{" &&
+			(piece == "$" && (grammar == "node" || grammar == "perl") || piece == "#" && grammar == "ruby" ||
+				piece == "@" && grammar == "perl"):
+			for i < n && ps[i] != "}" {
+				i++ // {...}, ${...}, #{...}: a value the code computes
+			}
+			i++
+			value.WriteString(unknownValue)
+		case grammar == "perl" && (piece == "$" || piece == "@") && following != "" && isWordStart(following[0]):
+			value.WriteString(unknownValue) // "$dir/x": a variable's value
+			i++
+		default:
+			value.WriteString(piece)
+		}
+	}
+	*out = append(*out, programToken{kind, value.String()})
+	return n
+}
+
+// programCode returns the program an interpreter runs: the values of its code
+// options (python -c CODE), or its standard input when it reads its program
+// there.
+func programCode(run *invocation, language *programLanguage) (string, bool) {
+	var codes []string
+	args := run.args
+	script, hasScript := "", false
+	for i := 0; i < len(args); {
+		arg := args[i]
+		i++
+		if arg == "--" {
+			if i < len(args) {
+				script, hasScript = args[i], true
+			}
+			break
+		}
+		if !isOption(arg) {
+			script, hasScript = arg, true
+			break
+		}
+		if found, value, inWord := optionValue(arg, language.code, language.withValue); found {
+			if !language.codeAttached && !strings.HasPrefix(arg, "--") {
+				inWord = false // node -pe CODE
+			}
+			if !inWord && i < len(args) {
+				value, inWord = args[i], true
+				i++
+			}
+			if inWord {
+				codes = append(codes, value)
+			}
+		} else if found, _, _ := optionValue(arg, language.lastOption, language.withValue); found {
+			return strings.Join(codes, "\n"), len(codes) > 0 // python -m MODULE ...
+		} else if takesValue(arg, language.withValue) {
+			i++
+		}
+	}
+	if len(codes) > 0 {
+		return strings.Join(codes, "\n"), true
+	}
+	if run.command.hasStdin && (!hasScript || script == "-" || script == "/dev/stdin") {
+		return run.command.stdin, true // python3 <<EOF, perl <<< CODE
+	}
+	return "", false
+}
+
+// optionValue is whether arg is one of the options wanted, and its value when
+// it is in the word (-cCODE, --eval=CODE).
+func optionValue(arg string, wanted, withValue *patterns) (found bool, value string, inWord bool) {
+	if strings.HasPrefix(arg, "--") {
+		for _, option := range wanted.list {
+			if arg == option {
+				return true, "", false
+			}
+			if strings.HasPrefix(option, "--") && strings.HasPrefix(arg, option+"=") {
+				return true, arg[len(option)+1:], true
+			}
+		}
+		return false, "", false
+	}
+	for k, letter := range arg {
+		if k == 0 {
+			continue
+		}
+		if wanted.has("-" + string(letter)) {
+			rest := arg[k+utf8.RuneLen(letter):]
+			return true, rest, rest != ""
+		}
+		if withValue.has("-" + string(letter)) {
+			break // the rest of the word is that option's value
+		}
+	}
+	return false, "", false
+}
+
+// programCommands returns the shell code of the calls in a program that run a
+// command or delete files; false when there are too many to check.
+func programCommands(tokens []programToken, language *programLanguage, grammar string, deleteAs map[string][]string) ([]string, bool) {
+	var found []string
+	calls := 0
+	for i, token := range tokens {
+		if token.kind == 'x' {
+			if calls++; calls > maxCalls {
+				return nil, false
+			}
+			found = append(found, token.text) // `...`: run by a shell
+			continue
+		}
+		if token.kind != 'n' {
+			continue
+		}
+		what := -1
+		for k := range callKinds {
+			if language.calls[k].matches(token.text) {
+				what = k
+				break
+			}
+		}
+		if what < 0 {
+			continue
+		}
+		args, called := callArgs(tokens, i+1, grammar)
+		if !called {
+			continue
+		}
+		if calls++; calls > maxCalls {
+			return nil, false
+		}
+		var words []string
+		values, lists := 0, 0
+		if token.text[0] == '.' && what > 0 && i > 0 && tokens[i-1].kind == 's' {
+			words, values = []string{tokens[i-1].text}, 1 // Path("x").unlink()
+			args = nil
+		}
+		for _, arg := range args {
+			if !isValue(arg) {
+				continue
+			}
+			isList, each := argValues(arg)
+			values++
+			if isList {
+				lists++
+			}
+			words = append(words, each...)
+		}
+		if what == 0 && values == 1 && lists == 0 {
+			found = append(found, words[0]) // one string: a shell runs it
+		} else if len(words) > 0 {
+			var quotedWords []string
+			if what > 0 {
+				words = append(slices.Clone(deleteAs[callKinds[what]]), words...)
+			}
+			for _, word := range words {
+				quotedWords = append(quotedWords, "'"+strings.ReplaceAll(word, "'", `'\''`)+"'")
+			}
+			found = append(found, strings.Join(quotedWords, " "))
+		}
+	}
+	return found, true
+}
+
+func isPunct(token programToken, texts ...string) bool {
+	return token.kind == 'p' && slices.Contains(texts, token.text)
+}
+
+// withPaths returns the tokens with each path object made of a string
+// (Path("x")) as that string.
+func withPaths(tokens []programToken, makers *patterns) []programToken {
+	out := make([]programToken, 0, len(tokens))
+	for i := 0; i < len(tokens); i++ {
+		if tokens[i].kind == 'n' && makers.matches(tokens[i].text) && i+3 < len(tokens) &&
+			isPunct(tokens[i+1], "(") && tokens[i+2].kind == 's' && isPunct(tokens[i+3], ")") {
+			out = append(out, tokens[i+2])
+			i += 3
+		} else {
+			out = append(out, tokens[i])
+		}
+	}
+	return out
+}
+
+// callArgs returns the arguments of a call whose name ends before tokens[i],
+// each a list of tokens; false when the name is not called there.
+func callArgs(tokens []programToken, i int, grammar string) ([][]programToken, bool) {
+	parens := i < len(tokens) && isPunct(tokens[i], "(")
+	if parens {
+		i++
+	} else if grammar != "perl" && grammar != "ruby" {
+		return nil, false
+	}
+	args := [][]programToken{nil}
+	depth := 0
+	for start := i; i < len(tokens); i++ {
+		if i-start == maxCallTokens {
+			args[len(args)-1] = append(args[len(args)-1], programToken{'p', "..."}) // the rest: taken as computed
+			break
+		}
+		token := tokens[i]
+		switch {
+		case isPunct(token, "(", "[", "{"):
+			depth++
+		case isPunct(token, ")", "]", "}"):
+			if depth == 0 {
+				return args, true
+			}
+			depth--
+		case isPunct(token, ";"):
+			if depth == 0 && !parens {
+				return args, true
+			}
+			continue // a line break inside ( ) or [ ]
+		case depth == 0 && isPunct(token, ","):
+			args = append(args, nil)
+			continue
+		case depth == 0 && !parens && token.kind == 'n' && callEnds[token.text]:
+			return args, true
+		}
+		args[len(args)-1] = append(args[len(args)-1], token)
+	}
+	return args, true
+}
+
+// isValue is whether an argument can be a command's word or a path: not an
+// object or hash ({...}), a function (=>, function, lambda), or a keyword
+// argument (shell=True, exception: true).
+func isValue(arg []programToken) bool {
+	if len(arg) == 0 || isPunct(arg[0], "{") {
+		return false
+	}
+	for _, token := range arg {
+		if isPunct(token, "=>") || token.kind == 'n' && (token.text == "function" || token.text == "lambda") {
+			return false
+		}
+	}
+	return !(len(arg) > 1 && arg[0].kind == 'n' && isPunct(arg[1], "=", ":"))
+}
+
+// argValues returns whether an argument is a list ([...]), and its values.
+func argValues(arg []programToken) (bool, []string) {
+	if !(isPunct(arg[0], "[") && isPunct(arg[len(arg)-1], "]")) {
+		return false, []string{valueOf(arg)}
+	}
+	items := [][]programToken{nil}
+	depth := 0
+	for _, token := range arg[1 : len(arg)-1] {
+		switch {
+		case isPunct(token, "(", "[", "{"):
+			depth++
+		case isPunct(token, ")", "]", "}"):
+			depth--
+		case depth == 0 && isPunct(token, ","):
+			items = append(items, nil)
+			continue
+		}
+		items[len(items)-1] = append(items[len(items)-1], token)
+	}
+	var values []string
+	for _, item := range items {
+		if len(item) > 0 {
+			values = append(values, valueOf(item))
+		}
+	}
+	return true, values
+}
+
+// valueOf returns the text of string literals, with unknownValue for what the
+// code computes.
+func valueOf(tokens []programToken) string {
+	var out strings.Builder
+	computed := false
+	for _, token := range tokens {
+		if token.kind == 's' {
+			out.WriteString(token.text)
+			computed = false
+		} else if !computed {
+			out.WriteString(unknownValue)
+			computed = true
+		}
+	}
+	return out.String()
 }

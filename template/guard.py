@@ -828,6 +828,380 @@ def secret_forms(word: str) -> list[str]:
     return out
 
 
+# --- Code run by an interpreter -----------------------------------------------------
+#
+# python -c CODE, node -e CODE, perl -e CODE, ruby -e CODE, or a program read
+# from a here-document: the guard reads the program's tokens (names, string
+# literals, punctuation), not its meaning. A call of guard-rules.json's
+# "programs" that runs a command is judged as that command (one string as
+# bash -c STRING), and one that deletes files as rm with the call's paths.
+
+# Names (os.system, .execSync, File::Path::rmtree), escapes, blanks, or one character.
+PIECE = re.compile(
+    r"(?:\.|::)?[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*"
+    r"|=>|==|\\[\s\S]|[ \t]+|[\s\S]"
+)
+UNKNOWN = "$_"  # what a value the code computes leaves in a string
+# A program with more calls that run commands or delete files is refused: checking
+# it could take too long. A call's arguments are read up to this many tokens.
+MAX_CALLS = 64
+MAX_CALL_TOKENS = 128
+TOO_MANY_CALLS = Refusal(
+    "too-many-calls",
+    f"a program with more than {MAX_CALLS} calls that run commands or delete files,"
+    " too many to check",
+    "write the script to a file and run that",
+)
+GRAMMARS = ("python", "node", "perl", "ruby")
+PY_PREFIXES = {"r", "u", "b", "f", "br", "rb", "fr", "rf"}
+CLOSING = {"(": ")", "[": "]", "{": "}", "<": ">", "/": "/", "|": "|", "!": "!"}
+# Words that end a perl or ruby call written without ( ): system "ls" if $x
+CALL_ENDS = {"if", "unless", "or", "and", "do", "while", "until"}
+
+
+def program_tokens(code: str, grammar: str) -> list[tuple[str, str]]:
+    """A program's tokens: ("n", name), ("s", a string literal's value),
+    ("x", a command literal's: `...`, qx(...), %x(...)), ("p", punctuation)."""
+    pieces = PIECE.findall(code)
+    out: list[tuple[str, str]] = []
+    i, n = 0, len(pieces)
+    node = grammar == "node"
+    hash_comments = not node
+    while i < n:
+        piece = pieces[i]
+        following = pieces[i + 1] if i + 1 < n else ""
+        i += 1
+        if piece[0] in " \t\r":
+            continue
+        if piece == "\n":
+            if grammar in ("perl", "ruby"):
+                out.append(("p", ";"))  # a line ends a statement
+        elif piece == "#" and hash_comments or node and piece + following == "//":
+            while i < n and pieces[i] != "\n":
+                i += 1  # a comment
+        elif node and piece + following == "/*":
+            i += 1
+            while i < n and not (pieces[i - 1] == "*" and pieces[i] == "/"):
+                i += 1
+            i += 1
+        elif piece in ("'", '"', "`"):
+            if grammar == "python" and piece == "`":
+                out.append(("p", piece))
+                continue
+            i = quoted(pieces, i, piece, grammar, "", out)
+        elif (
+            grammar == "python"
+            and piece.lower() in PY_PREFIXES
+            and following in ("'", '"')
+        ):
+            i = quoted(pieces, i + 1, following, grammar, piece.lower(), out)
+        elif grammar == "perl" and piece in ("q", "qq", "qx") and following in CLOSING:
+            i = quoted(pieces, i + 1, following, grammar, piece, out)
+        elif (
+            grammar == "ruby"
+            and piece == "%"
+            and following in ("x", "q", "Q")
+            and i + 1 < n
+            and pieces[i + 1] in CLOSING
+        ):
+            i = quoted(pieces, i + 2, pieces[i + 1], grammar, "%" + following, out)
+        elif piece[0] in WORD_START or piece[0] in ".:" and len(piece) > 1:
+            out.append(("n", piece))
+        else:
+            out.append(("p", piece))
+    return out
+
+
+WORD_START = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
+def quoted(
+    pieces: list, i: int, quote: str, grammar: str, prefix: str, out: list
+) -> int:
+    """A string or command literal from pieces[i] (after its opening `quote`):
+    its value goes to `out`, and where it ends is returned. `prefix` is how
+    it was started: r, f, ... (python), q, qq, qx (perl), %q, %Q, %x (ruby)."""
+    n = len(pieces)
+    close = CLOSING.get(quote, quote) if prefix[-1:] in ("q", "Q", "x") else quote
+    triple = grammar == "python" and pieces[i : i + 2] == [quote, quote]
+    if triple:
+        i += 2
+    single = quote == "'" and grammar in ("perl", "ruby") or prefix in ("q", "%q")
+    raw = "r" in prefix and grammar == "python"
+    command = quote == "`" and grammar in ("perl", "ruby") or prefix in ("qx", "%x")
+    interpolates = not single and (
+        grammar in ("perl", "ruby")
+        or grammar == "node"
+        and quote == "`"
+        or grammar == "python"
+        and "f" in prefix
+    )
+    value: list[str] = []
+    while i < n:
+        piece = pieces[i]
+        following = pieces[i + 1] if i + 1 < n else ""
+        i += 1
+        if piece == close and (not triple or pieces[i : i + 2] == [close, close]):
+            return ended(out, command, value, i + 2 if triple else i)
+        if piece[0] == "\\" and len(piece) > 1:
+            escaped = piece[1:]
+            if raw or single and escaped not in ("\\", close):
+                value.append(piece)
+            else:
+                value.append({"n": "\n", "t": "\t"}.get(escaped, escaped))
+        elif not interpolates:
+            value.append(piece)
+        elif grammar == "python" and piece in ("{", "}") and following == piece:
+            value.append(piece)  # {{ and }} in an f-string
+            i += 1
+        elif (
+            piece == "{"
+            and grammar == "python"
+            or following == "{"
+            and (
+                piece == "$"
+                and grammar in ("node", "perl")
+                or piece == "#"
+                and grammar == "ruby"
+                or piece == "@"
+                and grammar == "perl"
+            )
+        ):
+            while i < n and pieces[i] != "}":
+                i += 1  # {...}, ${...}, #{...}: a value the code computes
+            i += 1
+            value.append(UNKNOWN)
+        elif grammar == "perl" and piece in ("$", "@") and following[:1] in WORD_START:
+            value.append(UNKNOWN)  # "$dir/x": a variable's value
+            i += 1
+        else:
+            value.append(piece)
+    return ended(out, command, value, n)
+
+
+def ended(out: list, command: bool, value: list, i: int) -> int:
+    out.append(("x" if command else "s", "".join(value)))
+    return i
+
+
+def program_code(run: Invocation, spec: dict) -> str | None:
+    """The program an interpreter runs: the values of its code options
+    (python -c CODE), or its standard input when it reads its program there."""
+    options = spec.get("code", [])
+    with_value = spec.get("options with value", [])
+    codes: list[str] = []
+    args, i = run.args, 0
+    script = None
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            script = args[i] if i < len(args) else None
+            break
+        if not is_option(arg):
+            script = arg
+            break
+        found, value = option_value(arg, options, with_value)
+        if not spec.get("code attached", True) and not arg.startswith("--"):
+            value = None  # node -pe CODE
+        if found:
+            if value is None and i < len(args):
+                value = args[i]
+                i += 1
+            if value is not None:
+                codes.append(value)
+        elif option_value(arg, spec.get("last option", []), with_value)[0]:
+            return "\n".join(codes) if codes else None  # python -m MODULE ...
+        elif takes_value(arg, with_value):
+            i += 1
+    if codes:
+        return "\n".join(codes)
+    if run.command.stdin is not None and script in (None, "-", "/dev/stdin"):
+        return run.command.stdin  # python3 <<EOF, perl <<< CODE
+    return None
+
+
+def option_value(arg: str, wanted: list, with_value: list) -> tuple[bool, str | None]:
+    """Whether `arg` is one of the options `wanted`, and its value when it is
+    in the word (-cCODE, --eval=CODE; None: the next word)."""
+    if arg.startswith("--"):
+        for option in wanted:
+            if arg == option:
+                return True, None
+            if option.startswith("--") and arg.startswith(option + "="):
+                return True, arg[len(option) + 1 :]
+        return False, None
+    for k in range(1, len(arg)):
+        letter = "-" + arg[k]
+        if letter in wanted:
+            return True, arg[k + 1 :] if k + 1 < len(arg) else None
+        if letter in with_value:
+            break  # the rest of the word is that option's value
+    return False, None
+
+
+def program_commands(
+    tokens: list, spec: dict, grammar: str, delete_as: dict
+) -> list | None:
+    """The shell code of the calls in a program that run a command or delete
+    files; None when there are too many to check."""
+    found: list[str] = []
+    calls = 0
+    for i, (kind, text) in enumerate(tokens):
+        if kind == "x":
+            calls += 1
+            if calls > MAX_CALLS:
+                return None
+            found.append(text)  # `...`: run by a shell
+            continue
+        if kind != "n":
+            continue
+        what = next(
+            (
+                k
+                for k in ("runs", "deletes", "deletes files")
+                if matches(text, spec.get(k, []))
+            ),
+            None,
+        )
+        if what is None:
+            continue
+        args = call_args(tokens, i + 1, grammar)
+        if args is None:
+            continue
+        calls += 1
+        if calls > MAX_CALLS:
+            return None
+        values = [arg_values(arg) for arg in args if is_value(arg)]
+        if text[0] == "." and what != "runs" and i > 0 and tokens[i - 1][0] == "s":
+            values = [(False, [tokens[i - 1][1]])]  # Path("x").unlink()
+        words = [word for is_list, each in values for word in each]
+        if what == "runs" and len(values) == 1 and not values[0][0]:
+            found.append(words[0])  # one string: a shell runs it
+        elif words:
+            prefix = [] if what == "runs" else delete_as.get(what, [])
+            found.append(" ".join(shell_quote(w) for w in prefix + words))
+    return found
+
+
+def with_paths(tokens: list, spec: dict) -> list:
+    """The tokens with each path object made of a string (Path("x")) as that string."""
+    makers = spec.get("path objects", [])
+    out, i = [], 0
+    while i < len(tokens):
+        if (
+            tokens[i][0] == "n"
+            and matches(tokens[i][1], makers)
+            and tokens[i + 1 : i + 2] == [("p", "(")]
+            and tokens[i + 2 : i + 3]
+            and tokens[i + 2][0] == "s"
+            and tokens[i + 3 : i + 4] == [("p", ")")]
+        ):
+            out.append(tokens[i + 2])
+            i += 4
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+def call_args(tokens: list, i: int, grammar: str) -> list | None:
+    """The arguments of a call whose name ends before tokens[i], each a list
+    of tokens; None when the name is not called there."""
+    parens = i < len(tokens) and tokens[i] == ("p", "(")
+    if parens:
+        i += 1
+    elif grammar not in ("perl", "ruby"):
+        return None
+    args: list[list] = [[]]
+    depth = 0
+    start = i
+    while i < len(tokens):
+        if i - start == MAX_CALL_TOKENS:
+            args[-1].append(("p", "..."))  # the rest: taken as computed
+            break
+        kind, text = tokens[i]
+        i += 1
+        if kind == "p" and text in ("(", "[", "{"):
+            depth += 1
+        elif kind == "p" and text in (")", "]", "}"):
+            if depth == 0:
+                break
+            depth -= 1
+        elif kind == "p" and text == ";":
+            if depth == 0 and not parens:
+                break
+            continue  # a line break inside ( ) or [ ]
+        elif depth == 0 and kind == "p" and text == ",":
+            args.append([])
+            continue
+        elif depth == 0 and not parens and kind == "n" and text in CALL_ENDS:
+            break
+        args[-1].append((kind, text))
+    return args
+
+
+def is_value(arg: list) -> bool:
+    """Whether an argument can be a command's word or a path: not an object
+    or hash ({...}), a function (=>, function, lambda), or a keyword
+    argument (shell=True, exception: true)."""
+    if not arg or arg[0] == ("p", "{"):
+        return False
+    if any(t == ("p", "=>") or t in (("n", "function"), ("n", "lambda")) for t in arg):
+        return False
+    return not (
+        len(arg) > 1 and arg[0][0] == "n" and arg[1] in (("p", "="), ("p", ":"))
+    )
+
+
+def arg_values(arg: list) -> tuple[bool, list]:
+    """Whether an argument is a list ([...]), and its values."""
+    if arg[0] == ("p", "[") and arg[-1] == ("p", "]"):
+        items: list[list] = [[]]
+        depth = 0
+        for token in arg[1:-1]:
+            if token[0] == "p" and token[1] in ("(", "[", "{"):
+                depth += 1
+            elif token[0] == "p" and token[1] in (")", "]", "}"):
+                depth -= 1
+            elif depth == 0 and token == ("p", ","):
+                items.append([])
+                continue
+            items[-1].append(token)
+        return True, [value_of(item) for item in items if item]
+    return False, [value_of(arg)]
+
+
+def value_of(tokens: list) -> str:
+    """The text of string literals, with UNKNOWN for what the code computes."""
+    out: list[str] = []
+    computed = False
+    for kind, text in tokens:
+        if kind == "s":
+            out.append(text)
+            computed = False
+        elif not computed:
+            out.append(UNKNOWN)
+            computed = True
+    return "".join(out)
+
+
+def shell_quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def program_names(data: dict) -> list:
+    """The names of the interpreters whose programs are read (cached)."""
+    if "program names" not in data:
+        languages = data.get("programs", {}).get("languages", {})
+        data["program names"] = [
+            name
+            for grammar in GRAMMARS
+            for name in languages.get(grammar, {}).get("names", [])
+        ]
+    return data["program names"]
+
+
 # --- Checking ---------------------------------------------------------------------
 
 
@@ -843,6 +1217,7 @@ class Invocation:
     position: int = 0  # where it stands in its pipeline
     chdir: str | None = None  # the folder a wrapper runs it in: env -C DIR
     from_input: bool = False  # runs code it reads: xargs sh -c, parallel
+    refusal: Refusal | None = None  # a program too large to check
 
 
 class Defs:
@@ -956,6 +1331,8 @@ class Checker:
         if run.chdir is not None:
             return self.in_folder(run, line, depth)
         self.follow_cd(run, line)
+        if run.refusal:
+            return run.refusal
         for rule in rules_for(self.data, run.name):
             if self.holds(rule, run, line):
                 return Refusal(
@@ -1147,6 +1524,27 @@ class Checker:
                     run.code.append(run.command.stdin)  # bash <<EOF, bash <<< CODE
         if run.name == "find":
             self.find_paths(run)
+        if matches(run.name, program_names(self.data)):
+            self.find_program(run)
+
+    def find_program(self, run: Invocation) -> None:
+        """The commands a program run by python -c, node -e, ... hands to a
+        shell or runs, and the files it deletes, as shell code."""
+        programs = self.data.get("programs", {})
+        languages = programs.get("languages", {})
+        for grammar in GRAMMARS:
+            spec = languages.get(grammar, {})
+            if matches(run.name, spec.get("names", [])):
+                code = program_code(run, spec)
+                if code is not None:
+                    tokens = with_paths(program_tokens(code, grammar), spec)
+                    delete_as = programs.get("delete as", {})
+                    found = program_commands(tokens, spec, grammar, delete_as)
+                    if found is None:
+                        run.refusal = TOO_MANY_CALLS
+                    else:
+                        run.code.extend(found)
+                return
 
     def find_paths(self, run: Invocation) -> None:
         """find's folders first in its words (narrowed to NAME by -name NAME),

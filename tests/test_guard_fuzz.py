@@ -2,7 +2,8 @@
 
 Hypothesis builds command lines from the words the rules look for (and from
 the characters that languages disagree about: \\v, NBSP, U+2028, non-ASCII
-letters, emoji, ...), joined by blanks, quotes, separators and line breaks.
+letters, emoji, ...), joined by blanks, quotes, separators and line breaks,
+and programs for python -c, node -e, perl -e and ruby -e.
 Each running extension judges a batch at once; all must refuse by the same
 rule as guard.py's check, or allow with it.
 """
@@ -84,10 +85,17 @@ near_a_case = st.builds(
 )
 # The shapes where one command hands words or code to another: xargs,
 # parallel, env's options, $'...' and $(cat <<EOF ... EOF).
-PIECES = "rm -rf|rm -rf /|rm -rf ~|bash -c|sh -c|echo|rm|/|~|..|build|{}|{//}|git push -f|-i|-|X=1|sudo"
+PIECES = (
+    "rm -rf|rm -rf /|rm -rf ~|bash -c|sh -c|echo|rm|/|~|..|build|{}|{//}|git push -f|-i|-|X=1|sudo"
+)
 small = st.one_of(st.sampled_from(WORDS), st.sampled_from(PIECES.split("|")))
-ESCAPES = [*"\\\\xXuUc01234567fF9aenrtv'\"?rm-/ ", *r"\x72 \x2f \057 \u002F \0 \c@ \\".split()]
-ansi_c = st.lists(st.sampled_from(ESCAPES), max_size=8).map(lambda parts: "$'" + "".join(parts) + "'")
+ESCAPES = [
+    *"\\\\xXuUc01234567fF9aenrtv'\"?rm-/ ",
+    *[r"\x72", r"\x2f", r"\057", r"\u002F", r"\0", r"\c@", r"\\"],
+]
+ansi_c = st.lists(st.sampled_from(ESCAPES), max_size=8).map(
+    lambda parts: "$'" + "".join(parts) + "'"
+)
 SHAPES = [
     "xargs {0} {1} {2}",
     "{0} | xargs -I{{}} {1} {2}",
@@ -99,7 +107,7 @@ SHAPES = [
     "env -S '{1} {2}' {0}",
     "env -C {0} {1} {2}",
     "{0} {1} {2}",
-    "bash -c \"$(cat <<EOF\n{1} {2}\nEOF\n)\" {0}",
+    'bash -c "$(cat <<EOF\n{1} {2}\nEOF\n)" {0}',
     "eval \"$(cat <<'EOF'\n{1} {0} {2}\nEOF\n)\"",
 ]
 shaped = st.builds(
@@ -109,7 +117,86 @@ shaped = st.builds(
     st.one_of(small, ansi_c),
     st.one_of(small, ansi_c),
 )
-command = st.one_of(words, near_a_case, shaped)
+
+# Programs run by python -c, node -e, perl -e and ruby -e, or read from a
+# here-document: calls that run commands or delete files, look-alikes, and
+# the characters that end or escape strings, written the ways a shell takes.
+PROGRAM_HEADS = [
+    "python3 -c",
+    "python -c",
+    "python3.12 -Bc",
+    "python3 -m x -c",
+    "python3 -",
+    "python3 x.py",
+    "node -e",
+    "node -p",
+    "node --eval",
+    "perl -e",
+    "perl -le",
+    "perl -MFile::Path -e",
+    "perl -pie",
+    "ruby -e",
+    "ruby -rfileutils -e",
+    "sudo python3 -c",
+    "python3 -B -W ignore -c",
+    "perl -w -e",
+    "ruby -w -e",
+    "node --trace-warnings -e",
+]
+PROGRAM_CALLS_TEXT = """os.system os.popen subprocess.run s.check_call check_output Popen shutil.rmtree
+os.remove os.unlink print system exec unlink rmtree remove_tree File::Path::rmtree
+FileUtils.rm_rf FileUtils.rm File.delete IO.popen %x qx q qq fs.rmSync fs.rm fs.unlinkSync
+fs.promises.rm .execSync execSync spawnSync .rmSync require console.log puts Path
+pathlib.Path .unlink"""
+PROGRAM_CALLS = PROGRAM_CALLS_TEXT.split()
+PROGRAM_ARGS = [
+    *["/", "~", "..", ".", "/etc", "/etc/passwd", "build", "/tmp/x", "src/a.py", "$HOME"],
+    *["rm -rf /", "rm -rf build", "ls", "git push -f", "git status", "rm", "-rf", "-f"],
+]
+PROGRAM_BITS = [*"()[]{},;'\"`\\$@#%=:+\n ", "=>", "shell=True", "{recursive: true}", "f", "r", "x"]
+PROGRAM_BITS += [".unlink()", ".rmdir()"]
+literal = st.builds(
+    lambda quote, text: quote[0] + text + quote[1],
+    st.sampled_from([("'", "'"), ('"', '"'), ("`", "`"), ('"""', '"""'), ("f'", "'"), ("(", ")")]),
+    st.sampled_from(PROGRAM_ARGS),
+)
+call = st.builds(
+    lambda name, args, close: name + "(" + ", ".join(args) + close,
+    st.sampled_from(PROGRAM_CALLS),
+    st.lists(
+        st.one_of(literal, st.lists(literal, max_size=3).map(lambda a: "[" + ", ".join(a) + "]")),
+        max_size=3,
+    ),
+    st.sampled_from([")", ")", ")", ""]),
+)
+program_text = st.lists(
+    st.one_of(
+        call,
+        call.map(lambda c: c.replace("(", " ", 1).rstrip(")")),
+        literal,
+        st.sampled_from(PROGRAM_BITS),
+    ),
+    min_size=1,
+    max_size=6,
+).map(lambda parts: "; ".join(parts) if len(parts) % 2 else "".join(parts))
+
+
+def program_command(head: str, text: str, form: int) -> str:
+    """A program on a command line: quoted for the shell, or a here-document."""
+    if form == 0:
+        return head + " '" + text.replace("'", "'\\''") + "'"
+    if form == 1:
+        escaped = "".join("\\" + c if c in '"$`\\' else c for c in text)
+        return f'{head} "{escaped}"'
+    if form == 2:
+        return f"{head.removesuffix(' -c').removesuffix(' -e')} <<'EOF'\n{text}\nEOF"
+    return f"{head} <<< '" + text.replace("'", "'\\''") + "'"
+
+
+programs = st.builds(
+    program_command, st.sampled_from(PROGRAM_HEADS), program_text, st.integers(0, 3)
+)
+command = st.one_of(words, near_a_case, shaped, programs)
 BATCH = 50
 EXAMPLES = 80 * HYPOTHESIS_SCALE
 ids = itertools.count()

@@ -128,6 +128,17 @@ SLOW_COMMANDS = {
     # and a path for the * patterns of the secret and device classes
     "a path of near misses": "cat " + "/." * (MAX_COMMAND // 2 - 3),
     "a long device name": "cp x /dev/sd" + "a" * (MAX_COMMAND - 13),
+    # and programs run by interpreters: calls in calls, calls without an end,
+    # a long argument, and a long program of many small pieces
+    "python calls in calls": "python3 -c '" + "os.system(" * ((MAX_COMMAND - 20) // 10) + "'",
+    "perl calls without parens": "perl -e '" + "system " * ((MAX_COMMAND - 20) // 7) + "'",
+    "ruby calls and strings": "ruby -e '" + 'system "x",' * ((MAX_COMMAND - 20) // 12) + "'",
+    "node calls in lists": "node -e '" + "execSync([" * ((MAX_COMMAND - 20) // 10) + "'",
+    "a python here-document": "python3 <<'E'\n"
+    + 'os.remove("$x"), ' * ((MAX_COMMAND - 20) // 18)
+    + "\nE",
+    "one long argument": "python3 -c 'os.system(" + '"a" + ' * ((MAX_COMMAND - 30) // 6) + "1)'",
+    "a program of small pieces": "node -e '" + "a=a:" * ((MAX_COMMAND - 20) // 4) + "'",
 }
 
 

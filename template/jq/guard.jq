@@ -621,6 +621,334 @@ def no_empty_pattern($file):
 		| select(.value | empty_in) | "list \(.key | tojson)")) // null) as $bad
 	| if $bad then unusable($file; "has an empty pattern in \($bad)") else . end;
 
+# --- Code run by an interpreter ---------------------------------------------------
+#
+# python -c CODE, node -e CODE, perl -e CODE, ruby -e CODE, or a program read
+# from a here-document: the guard reads the program's tokens (names, string
+# literals, punctuation), not its meaning. A call of guard-rules.json's
+# "programs" that runs a command is judged as that command (one string as
+# bash -c STRING), and one that deletes files as rm with the call's paths.
+
+def program_grammars: "python", "node", "perl", "ruby";
+# A program with more calls that run commands or delete files is refused:
+# checking it could take too long. A call's arguments are read up to
+# max_call_tokens tokens.
+def max_calls: 64;
+def max_call_tokens: 128;
+def too_many_calls:
+	{rule: "too-many-calls",
+	 reason: "a program with more than \(max_calls) calls that run commands or delete files, too many to check",
+	 instead: "write the script to a file and run that"};
+def closing: {"(": ")", "[": "]", "{": "}", "<": ">", "/": "/", "|": "|", "!": "!"};
+# Words that end a perl or ruby call written without ( ): system "ls" if $x
+def call_ends: {"if": 1, "unless": 1, "or": 1, "and": 1, "do": 1, "while": 1, "until": 1};
+def is_word_start: .[0:1] | . == "_" or (. >= "a" and . <= "z") or (. >= "A" and . <= "Z");
+def program_piece: "(?:\\.|::)?[A-Za-z_][A-Za-z0-9_]*(?:(?:\\.|::)[A-Za-z_][A-Za-z0-9_]*)*|=>|==|\\\\[\\s\\S]|[ \\t]+|[\\s\\S]";
+
+# A program cut into names (os.system, .execSync, File::Path::rmtree), => and
+# ==, escapes, runs of blanks, and single characters. Long text is first cut
+# about every 256 characters where no piece goes on (jq 1.6 counts each
+# match's place from the start of the text); a run of blanks cut in two is
+# read the same.
+def program_pieces:
+	def word_start($x): $x != null and ($x == 95 or ($x >= 97 and $x <= 122) or ($x >= 65 and $x <= 90));
+	def word($x): word_start($x) or ($x != null and $x >= 48 and $x <= 57);
+	def cut_at($c; $p):
+		$c[$p - 1] as $a | $c[$p] as $b
+		| if $a == 92 then false
+		elif word($a) then (word($b) | not) and ($b != 46 or (word_start($c[$p + 1]) | not))
+			and ($b != 58 or $c[$p + 1] != 58 or (word_start($c[$p + 2]) | not))
+		elif $a == 46 or $a == 58 then (word_start($b) | not) and $b != 58
+		elif $a == 61 then $b != 61 and $b != 62
+		else true end;
+	if length < 512 then [match(program_piece; "g").string]
+	else
+		explode as $c | ($c | length) as $n
+		| [0, (range(256; $n; 256) as $b
+			| first(range($b; [$b + 256, $n] | min) | select(cut_at($c; .))) // empty), $n] as $cuts
+		| [range(0; ($cuts | length) - 1) as $k | $c[$cuts[$k]:$cuts[$k + 1]] | implode
+			| match(program_piece; "g").string]
+	end;
+
+# "programs" of guard-rules.json, made ready for find_program.
+def programs_ready:
+	(.languages // {}) as $languages
+	| [program_grammars as $g | ($languages[$g].names // [])[] | strings] as $names
+	| {"delete as": (.["delete as"] // {}),
+	   names: ($names | patterns),
+	   # the first letters of those names (null: any), a quick test before fits
+	   initials: (if any($names[]; startswith("*")) then null else [$names[] | .[0:1]] | as_set end),
+	   languages: (reduce program_grammars as $g ({}; setpath([$g];
+		($languages[$g] // {})
+		| {names: ((.names // []) | patterns), code: (.code // []),
+		   "with value": ((.["options with value"] // []) | as_set), last: (.["last option"] // []),
+		   attached: (.["code attached"] != false), "path objects": ((.["path objects"] // []) | patterns),
+		   runs: ((.runs // []) | patterns), deletes: ((.deletes // []) | patterns),
+		   "deletes files": ((.["deletes files"] // []) | patterns)})))};
+
+# Whether the option . is one of $wanted, as {value}: its value when it is in
+# the word (-cCODE, --eval=CODE; null: the next word); null when it is not.
+def option_value($wanted; $with_value):
+	. as $arg
+	| if startswith("--") then
+		first($wanted[] as $option
+			| if $arg == $option then {value: null}
+			elif ($option | startswith("--")) and ($arg | startswith($option + "=")) then
+				{value: $arg[($option | length) + 1:]}
+			else empty end) // null
+	else
+		explode as $letters
+		| first(range(1; $letters | length) as $k
+			| ("-" + ([$letters[$k]] | implode)) as $letter
+			| if any($wanted[]; . == $letter) then
+				{value: (if $k + 1 < ($letters | length) then $letters[$k + 1:] | implode else null end)}
+			elif $with_value[$letter] then {stop: true} # the rest is that option's value
+			else empty end)
+			// {stop: true}
+		| if .stop then null else . end
+	end;
+
+# The program a run of an interpreter runs: the values of its code options
+# (python -c CODE), or its standard input when it reads its program there;
+# null when there is none.
+def program_code($spec):
+	. as $run
+	| .args as $args | ($args | length) as $n
+	| {i: 0, codes: [], script: null, stop: false, last: false}
+	| until(.stop or .i >= $n;
+		$args[.i] as $arg | setpath(["i"]; .i + 1)
+		| if $arg == "--" then setpath(["script"]; $args[.i]) | setpath(["stop"]; true)
+		elif $arg | is_option | not then setpath(["script"]; $arg) | setpath(["stop"]; true)
+		else
+			($arg | option_value($spec.code; $spec["with value"])
+				| if . and $spec.attached == false and ($arg | startswith("--") | not) then {value: null} # node -pe CODE
+				else . end) as $found
+			| if $found then
+				if $found.value != null then setpath(["codes"]; .codes + [$found.value])
+				elif .i < $n then setpath(["codes"]; .codes + [$args[.i]]) | setpath(["i"]; .i + 1)
+				else . end
+			elif $arg | option_value($spec.last; $spec["with value"]) then # python -m MODULE ...
+				setpath(["last"]; true) | setpath(["stop"]; true)
+			elif $arg | takes_value($spec["with value"]) then setpath(["i"]; .i + 1)
+			else . end
+		end)
+	| if .codes != [] then .codes | join("\n")
+	elif .last then null
+	elif $run.command.stdin != null and (.script == null or .script == "-" or .script == "/dev/stdin") then
+		$run.command.stdin # python3 <<EOF, perl <<< CODE
+	else null end;
+
+# A program's tokens, [KIND, TEXT]: "n" a name, "s" a string literal's value,
+# "x" a command literal's (`...`, qx(...), %x(...)), "p" punctuation.
+def program_tokens($g):
+	program_pieces as $p
+	| ($p | length) as $n
+	| ($g == "node") as $node
+	| ($g == "perl" or $g == "ruby") as $perlish
+	| def at($k): $p[$k] // "";
+	def emit($token): setpath(["out"]; [.out, $token]);
+	def add($text): setpath(["v"]; [.v, $text]);
+	def ended: emit([.q.kind, ([.v | items[]] | join(""))]) | setpath(["q"]; null);
+	# a literal from piece $k, after its opening $quote, started with $prefix:
+	# r, f, ... (python), q, qq, qx (perl), %q, %Q, %x (ruby)
+	def open($k; $quote; $prefix):
+		(if {"q": 1, "Q": 1, "x": 1}[$prefix[-1:]] then closing[$quote] // $quote else $quote end) as $close
+		| ($g == "python" and at($k) == $quote and at($k + 1) == $quote) as $triple
+		| (($quote == "'" and $perlish) or $prefix == "q" or $prefix == "%q") as $single
+		| setpath(["i"]; if $triple then $k + 2 else $k end)
+		| setpath(["v"]; null)
+		| setpath(["q"]; {close: $close, triple: $triple, single: $single,
+			raw: ($g == "python" and ($prefix | index("r")) != null),
+			kind: (if ($quote == "`" and $perlish) or $prefix == "qx" or $prefix == "%x" then "x" else "s" end),
+			interpolates: (($single | not) and ($perlish or ($node and $quote == "`")
+				or ($g == "python" and ($prefix | index("f")) != null)))});
+	def outside($k):
+		$p[$k] as $piece | at($k + 1) as $following
+		| setpath(["i"]; $k + 1)
+		| if $piece[0:1] == " " or $piece[0:1] == "\t" or $piece == "\r" then .
+		elif $piece == "\n" then (if $perlish then emit(["p", ";"]) else . end) # a line ends a statement
+		elif ($piece == "#" and ($node | not)) or ($node and $piece + $following == "//") then
+			setpath(["i"]; first(range($k + 1; $n) | select($p[.] == "\n")) // $n) # a comment
+		elif $node and $piece + $following == "/*" then
+			setpath(["i"]; (first(range($k + 2; $n) | select($p[. - 1] == "*" and $p[.] == "/")) // $n) + 1)
+		elif $piece == "'" or $piece == "\"" or $piece == "`" then
+			if $g == "python" and $piece == "`" then emit(["p", $piece]) else open($k + 1; $piece; "") end
+		elif $g == "python" and ($following == "'" or $following == "\"")
+			and {"r": 1, "u": 1, "b": 1, "f": 1, "br": 1, "rb": 1, "fr": 1, "rf": 1}[$piece | ascii_downcase]
+		then open($k + 2; $following; $piece | ascii_downcase)
+		elif $g == "perl" and ($piece == "q" or $piece == "qq" or $piece == "qx") and closing[$following] then
+			open($k + 2; $following; $piece)
+		elif $g == "ruby" and $piece == "%" and ($following == "x" or $following == "q" or $following == "Q")
+			and closing[at($k + 2)]
+		then open($k + 3; at($k + 2); "%" + $following)
+		elif ($piece | is_word_start) or (($piece[0:1] == "." or $piece[0:1] == ":") and ($piece | length) > 1) then
+			emit(["n", $piece])
+		else emit(["p", $piece]) end;
+	def inside($k):
+		$p[$k] as $piece | at($k + 1) as $following | .q as $q
+		| setpath(["i"]; $k + 1)
+		| if $piece == $q.close and (($q.triple | not) or (at($k + 1) == $q.close and at($k + 2) == $q.close)) then
+			(if $q.triple then setpath(["i"]; $k + 3) else . end) | ended
+		elif $piece[0:1] == "\\" and ($piece | length) > 1 then
+			$piece[1:] as $escaped
+			| if $q.raw or ($q.single and $escaped != "\\" and $escaped != $q.close) then add($piece)
+			elif $escaped == "n" then add("\n")
+			elif $escaped == "t" then add("\t")
+			else add($escaped) end
+		elif $q.interpolates | not then add($piece)
+		elif $g == "python" and ($piece == "{" or $piece == "}") and $following == $piece then
+			add($piece) | setpath(["i"]; $k + 2) # {{ and }} in an f-string
+		elif ($piece == "{" and $g == "python")
+			or ($following == "{" and (($piece == "$" and ($g == "node" or $g == "perl"))
+				or ($piece == "#" and $g == "ruby") or ($piece == "@" and $g == "perl")))
+		then # {...}, ${...}, #{...}: a value the code computes
+			setpath(["i"]; (first(range($k + 1; $n) | select($p[.] == "}")) // $n) + 1) | add("$_")
+		elif $g == "perl" and ($piece == "$" or $piece == "@") and ($following | is_word_start) then
+			add("$_") | setpath(["i"]; $k + 2) # "$dir/x": a variable's value
+		else add($piece) end;
+	reduce range(0; $n) as $k ({i: 0, out: null, q: null, v: null};
+		if $k < .i then . elif .q then inside($k) else outside($k) end)
+	| if .q then ended else . end
+	| [.out | items[]];
+
+# The tokens with each path object made of a string (Path("x")) as that string.
+def with_paths($spec):
+	. as $t | ($t | length) as $n
+	| [range(3; $n) as $i | select($t[$i - 3][0] == "n" and $t[$i - 2] == ["p", "("] and $t[$i - 1][0] == "s"
+		and $t[$i] == ["p", ")"] and ($t[$i - 3][1] | fits($spec["path objects"]))) | $i - 3] as $at
+	| if $at == [] then $t
+	else
+		# (the four tokens of one never overlap those of another)
+		(reduce ($at[] | [., "start"], ((. + 1, . + 2, . + 3) | [., "in"])) as [$k, $r] ({};
+			setpath([$k | tostring]; $r))) as $role
+		| [range(0; $n) as $i | $role[$i | tostring] as $r
+			| if $r == "in" then empty elif $r == "start" then $t[$i + 2] else $t[$i] end]
+	end;
+
+# The arguments of a call whose name ends before the token $i of $t, each a
+# list of tokens; null when the name is not called there.
+def call_args($t; $i; $g):
+	($t[$i] == ["p", "("]) as $parens
+	| if ($parens | not) and $g != "perl" and $g != "ruby" then null
+	else
+		(if $parens then $i + 1 else $i end) as $start
+		| ($t | length) as $n
+		| def add($token): setpath(["args", (.args | length) - 1]; .args[-1] + [$token]);
+		{j: $start, args: [[]], depth: 0, done: false}
+		| until(.done or .j >= $n;
+			if .j - $start == max_call_tokens then # the rest: taken as computed
+				add(["p", "..."]) | setpath(["done"]; true)
+			else
+				$t[.j] as $token | setpath(["j"]; .j + 1)
+				| ($token[0] == "p") as $punct | $token[1] as $text
+				| if $punct and ($text == "(" or $text == "[" or $text == "{") then
+					setpath(["depth"]; .depth + 1) | add($token)
+				elif $punct and ($text == ")" or $text == "]" or $text == "}") then
+					if .depth == 0 then setpath(["done"]; true) else setpath(["depth"]; .depth - 1) | add($token) end
+				elif $punct and $text == ";" then # (a line break inside ( ) or [ ])
+					if .depth == 0 and ($parens | not) then setpath(["done"]; true) else . end
+				elif .depth == 0 and $punct and $text == "," then setpath(["args"]; .args + [[]])
+				elif .depth == 0 and ($parens | not) and $token[0] == "n" and call_ends[$text] then
+					setpath(["done"]; true)
+				else add($token) end
+			end)
+		| .args
+	end;
+
+# Whether an argument can be a command's word or a path: not an object or
+# hash ({...}), a function (=>, function, lambda), or a keyword argument
+# (shell=True, exception: true).
+def is_value:
+	length > 0 and .[0] != ["p", "{"]
+	and (any(.[]; . == ["p", "=>"] or . == ["n", "function"] or . == ["n", "lambda"]) | not)
+	and (length > 1 and .[0][0] == "n" and (.[1] == ["p", "="] or .[1] == ["p", ":"]) | not);
+
+# The text of string literals, with $_ for what the code computes.
+def value_of:
+	reduce .[] as $token ({out: "", computed: false};
+		if $token[0] == "s" then setpath(["out"]; .out + $token[1]) | setpath(["computed"]; false)
+		elif .computed then .
+		else setpath(["out"]; .out + "$_") | setpath(["computed"]; true) end)
+	| .out;
+
+# [whether an argument is a list ([...]), its values]
+def arg_values:
+	if .[0] == ["p", "["] and .[-1] == ["p", "]"] then
+		[true, (reduce .[1:-1][] as $token ({items: [[]], depth: 0};
+			($token[0] == "p") as $punct
+			| if $punct and ($token[1] == "(" or $token[1] == "[" or $token[1] == "{") then
+				setpath(["depth"]; .depth + 1)
+			elif $punct and ($token[1] == ")" or $token[1] == "]" or $token[1] == "}") then
+				setpath(["depth"]; .depth - 1)
+			else . end
+			| if .depth == 0 and $token == ["p", ","] then setpath(["items"]; .items + [[]])
+			else setpath(["items", (.items | length) - 1]; .items[-1] + [$token]) end)
+			| [.items[] | select(length > 0) | value_of])]
+	else [false, [value_of]] end;
+
+def shell_quote: "'" + (split("'") | join("'\\''")) + "'";
+
+# The shell code of the calls in the program's tokens that run a command or
+# delete files; null when there are too many to check.
+def program_commands($spec; $g; $delete_as):
+	. as $t | ($t | length) as $n
+	# what each name calls, asked once a name
+	| (reduce ([$t[] | select(.[0] == "n") | .[1]] | unique[]) as $name ({};
+		setpath([$name];
+			first(("runs", "deletes", "deletes files") as $k | select($name | fits($spec[$k])) | $k) // null)))
+		as $kinds
+	| {i: 0, calls: 0, found: [], over: false}
+	| until(.over or .i >= $n;
+		.i as $i | $t[$i] as $token | setpath(["i"]; $i + 1)
+		| if $token[0] == "x" then # `...`: run by a shell
+			if .calls >= max_calls then setpath(["over"]; true)
+			else setpath(["calls"]; .calls + 1) | setpath(["found"]; .found + [$token[1]]) end
+		elif $token[0] != "n" then .
+		else
+			$kinds[$token[1]] as $what
+			| if $what == null then .
+			else
+				call_args($t; $i + 1; $g) as $args
+				| if $args == null then .
+				elif .calls >= max_calls then setpath(["over"]; true)
+				else
+					setpath(["calls"]; .calls + 1)
+					| (if ($token[1] | startswith(".")) and $what != "runs" and $i > 0 and $t[$i - 1][0] == "s" then
+						[[false, [$t[$i - 1][1]]]] # Path("x").unlink()
+					else [$args[] | select(is_value) | arg_values] end) as $values
+					| [$values[][1][]] as $words
+					| if $what == "runs" and ($values | length) == 1 and ($values[0][0] | not) then
+						setpath(["found"]; .found + [$words[0]]) # one string: a shell runs it
+					elif $words != [] then
+						setpath(["found"]; .found
+							+ [(if $what == "runs" then [] else $delete_as[$what] // [] end) + $words
+								| map(shell_quote) | join(" ")])
+					else . end
+				end
+			end
+		end)
+	| if .over then null else .found end;
+
+# The commands a program run by python -c, node -e, ... hands to a shell or
+# runs, and the files it deletes, added to the run's code as shell code.
+def find_program($data):
+	. as $run
+	| $data.programs as $programs
+	| (first(program_grammars as $g | select($run.name | fits($programs.languages[$g].names)) | $g) // null)
+		as $g
+	| if $g == null then .
+	else
+		$programs.languages[$g] as $spec
+		| program_code($spec) as $code
+		| if $code == null then .
+		else
+			($code | program_tokens($g) | with_paths($spec) | program_commands($spec; $g; $programs["delete as"]))
+				as $found
+			| if $found == null then setpath(["refusal"]; too_many_calls)
+			else setpath(["code"]; .code + $found) end
+		end
+	end;
+
 # A rules file read: . is its text, null when it is missing or cannot be read,
 # or its size when it is over 1 MiB, too large to read.
 def rules_file($name):
@@ -683,6 +1011,7 @@ def guard_policy($rules; $policy; included):
 	   "code globs": [$code | to_entries[] | select(.key | index("*") != null)
 		| {parts: (.key | split("*")), options: .value}],
 	   shells: (($data.shells // []) | patterns),
+	   programs: ($data.programs // {} | programs_ready),
 	   # {NAME: {OPTION: true}}: the options of NAME that take the next word
 	   "option values": (($data["option values"] // {})
 		| map_values(as_set)),
@@ -792,7 +1121,10 @@ def find_code($data):
 			.code += [.command.stdin] # bash <<EOF, bash <<< CODE
 		else . end
 	else . end)
-	| if .name == "find" then find_paths($data) else . end;
+	| if .name == "find" then find_paths($data) else . end
+	| .name as $name
+	| if ($data.programs.initials | . == null or .[$name[0:1]]) and ($name | fits($data.programs.names))
+	then find_program($data) else . end;
 
 # The value of the option . if $names names it (-C DIR, -CDIR, --chdir=DIR),
 # and whether it is the next word: [value, next], or null.
@@ -1262,7 +1594,7 @@ def check_text($text; $depth; $outer):
 		| . as $c
 		| (if some($rules[]; has_word_fields) then $c.run | word_memo($c; some($rules[]; has("subcommand")))
 		else null end) as $memo
-		| (first($rules[] as $rule
+		| ($c.run.refusal // first($rules[] as $rule
 			| $c.run | select(holds($c; $rule; line; $at; $defs.functions; $memo; $last))
 			| {rule: $rule.id, reason: ($rule.reason // ""), instead: ($rule.instead // "")}) // null)
 			as $refusal

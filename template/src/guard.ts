@@ -635,6 +635,8 @@ interface Policy {
   optionValues: Map<string, string[]>;
   byCommand: Map<string, Rule[]>; // rulesFor's answers
   find: FindTests;
+  programs: Programs; // code run by python -c, node -e, ...
+  programNames: string[];
 }
 
 /** find's tests that narrow what it finds to FOLDER/NAME, and those that undo it. */
@@ -655,6 +657,7 @@ interface RulesFile {
   shells?: string[];
   "option values"?: Record<string, string[]>;
   find?: FindTests;
+  programs?: Programs;
 }
 
 // The project's folder: src/ (tsx) and dist/ (the bundle) both sit in it.
@@ -807,6 +810,8 @@ function policy(): Policy {
     optionValues: new Map(Object.entries(data["option values"] ?? {})),
     byCommand: new Map(),
     find: data.find ?? {},
+    programs: data.programs ?? {},
+    programNames: programNames(data.programs ?? {}),
   };
   return loaded;
 }
@@ -1016,6 +1021,449 @@ function secretForms(word: string): string[] {
   });
 }
 
+// --- Code run by an interpreter -----------------------------------------------
+//
+// python -c CODE, node -e CODE, perl -e CODE, ruby -e CODE, or a program read
+// from a here-document: the guard reads the program's tokens (names, string
+// literals, punctuation), not its meaning. A call of guard-rules.json's
+// "programs" that runs a command is judged as that command (one string as
+// bash -c STRING), and one that deletes files as rm with the call's paths.
+
+/** "programs" of guard-rules.json. */
+interface Programs {
+  "delete as"?: Record<string, string[]>;
+  languages?: Record<string, Language>;
+}
+
+/** One language of "programs": its interpreters, the options that take its
+ * code, and the calls it knows. */
+interface Language {
+  names?: string[];
+  code?: string[];
+  "options with value"?: string[];
+  "last option"?: string[];
+  "code attached"?: boolean; // -cCODE: the code may follow its option in the word
+  "path objects"?: string[]; // Path("x") is "x"
+  runs?: string[];
+  deletes?: string[];
+  "deletes files"?: string[];
+}
+
+// Names (os.system, .execSync, File::Path::rmtree), escapes, blanks, or one
+// character.
+const PIECE =
+  /(?:\.|::)?[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*|=>|==|\\[\s\S]|[ \t]+|[\s\S]/gu;
+const UNKNOWN = "$_"; // what a value the code computes leaves in a string
+// A program with more calls that run commands or delete files is refused:
+// checking it could take too long. A call's arguments are read up to
+// MAX_CALL_TOKENS tokens.
+const MAX_CALLS = 64;
+const MAX_CALL_TOKENS = 128;
+const TOO_MANY_CALLS: Refusal = {
+  rule: "too-many-calls",
+  reason: `a program with more than ${MAX_CALLS} calls that run commands or delete files, too many to check`,
+  instead: "write the script to a file and run that",
+};
+const GRAMMARS = ["python", "node", "perl", "ruby"];
+const PY_PREFIXES = new Set(["r", "u", "b", "f", "br", "rb", "fr", "rf"]);
+const CLOSING = new Map(Object.entries({ "(": ")", "[": "]", "{": "}" }));
+for (const c of "</|!") CLOSING.set(c, c === "<" ? ">" : c);
+// Words that end a perl or ruby call written without ( ): system "ls" if $x
+const CALL_ENDS = new Set([
+  "if",
+  "unless",
+  "or",
+  "and",
+  "do",
+  "while",
+  "until",
+]);
+const CALL_KINDS = ["runs", "deletes", "deletes files"] as const;
+
+/** A program's token: [kind, text]; "n" a name, "s" a string literal's
+ * value, "x" a command literal's (`...`, qx(...), %x(...)), "p" punctuation. */
+type ProgramToken = [string, string];
+
+function isWordStart(c: string): boolean {
+  return c === "_" || (c >= "a" && c <= "z") || (c >= "A" && c <= "Z");
+}
+
+/** The names of the interpreters whose programs are read. */
+function programNames(programs: Programs): string[] {
+  return GRAMMARS.flatMap((g) => programs.languages?.[g]?.names ?? []);
+}
+
+/** A program's tokens, as far as finding its calls needs. */
+function programTokens(code: string, grammar: string): ProgramToken[] {
+  const pieces = code.match(PIECE) ?? [];
+  const out: ProgramToken[] = [];
+  const n = pieces.length;
+  const node = grammar === "node";
+  let i = 0;
+  while (i < n) {
+    const piece = pieces[i];
+    const following = pieces[i + 1] ?? "";
+    i++;
+    if (" \t\r".includes(piece[0])) continue;
+    if (piece === "\n") {
+      // a line ends a statement
+      if (grammar === "perl" || grammar === "ruby") out.push(["p", ";"]);
+    } else if (
+      (piece === "#" && !node) ||
+      (node && piece + following === "//")
+    ) {
+      while (i < n && pieces[i] !== "\n") i++; // a comment
+    } else if (node && piece + following === "/*") {
+      i++;
+      while (i < n && !(pieces[i - 1] === "*" && pieces[i] === "/")) i++;
+      i++;
+    } else if (piece === "'" || piece === '"' || piece === "`") {
+      if (grammar === "python" && piece === "`") out.push(["p", piece]);
+      else i = quoted(pieces, i, piece, grammar, "", out);
+    } else if (
+      grammar === "python" &&
+      PY_PREFIXES.has(piece.toLowerCase()) &&
+      (following === "'" || following === '"')
+    ) {
+      i = quoted(pieces, i + 1, following, grammar, piece.toLowerCase(), out);
+    } else if (
+      grammar === "perl" &&
+      ["q", "qq", "qx"].includes(piece) &&
+      CLOSING.has(following)
+    ) {
+      i = quoted(pieces, i + 1, following, grammar, piece, out);
+    } else if (
+      grammar === "ruby" &&
+      piece === "%" &&
+      ["x", "q", "Q"].includes(following) &&
+      CLOSING.has(pieces[i + 1] ?? "")
+    ) {
+      i = quoted(pieces, i + 2, pieces[i + 1], grammar, "%" + following, out);
+    } else if (
+      isWordStart(piece[0]) ||
+      ((piece[0] === "." || piece[0] === ":") && piece.length > 1)
+    ) {
+      out.push(["n", piece]);
+    } else {
+      out.push(["p", piece]);
+    }
+  }
+  return out;
+}
+
+/** A string or command literal from pieces[i] (after its opening `quote`):
+ * its value goes to `out`, and where it ends is returned. `prefix` is how it
+ * was started: r, f, ... (python), q, qq, qx (perl), %q, %Q, %x (ruby). */
+function quoted(
+  pieces: string[],
+  i: number,
+  quote: string,
+  grammar: string,
+  prefix: string,
+  out: ProgramToken[],
+): number {
+  const n = pieces.length;
+  const close = ["q", "Q", "x"].includes(prefix.slice(-1))
+    ? (CLOSING.get(quote) ?? quote)
+    : quote;
+  const triple =
+    grammar === "python" && pieces[i] === quote && pieces[i + 1] === quote;
+  if (triple) i += 2;
+  const perlish = grammar === "perl" || grammar === "ruby";
+  const single =
+    (quote === "'" && perlish) || prefix === "q" || prefix === "%q";
+  const raw = grammar === "python" && prefix.includes("r");
+  const command =
+    (quote === "`" && perlish) || prefix === "qx" || prefix === "%x";
+  const interpolates =
+    !single &&
+    (perlish ||
+      (grammar === "node" && quote === "`") ||
+      (grammar === "python" && prefix.includes("f")));
+  const kind = command ? "x" : "s";
+  const value: string[] = [];
+  while (i < n) {
+    const piece = pieces[i];
+    const following = pieces[i + 1] ?? "";
+    i++;
+    if (
+      piece === close &&
+      (!triple || (pieces[i] === close && pieces[i + 1] === close))
+    ) {
+      out.push([kind, value.join("")]);
+      return triple ? i + 2 : i;
+    }
+    if (piece[0] === "\\" && piece.length > 1) {
+      const escaped = piece.slice(1);
+      if (raw || (single && escaped !== "\\" && escaped !== close)) {
+        value.push(piece);
+      } else {
+        value.push(escaped === "n" ? "\n" : escaped === "t" ? "\t" : escaped);
+      }
+    } else if (!interpolates) {
+      value.push(piece);
+    } else if (
+      grammar === "python" &&
+      (piece === "{" || piece === "}") &&
+      following === piece
+    ) {
+      value.push(piece); // {{ and }} in an f-string
+      i++;
+    } else if (
+      (piece === "{" && grammar === "python") ||
+      (following === "{" &&
+        ((piece === "$" && (grammar === "node" || grammar === "perl")) ||
+          (piece === "#" && grammar === "ruby") ||
+          (piece === "@" && grammar === "perl")))
+    ) {
+      while (i < n && pieces[i] !== "}") i++; // {...}, ${...}, #{...}
+      i++;
+      value.push(UNKNOWN); // a value the code computes
+    } else if (
+      grammar === "perl" &&
+      (piece === "$" || piece === "@") &&
+      following !== "" &&
+      isWordStart(following[0])
+    ) {
+      value.push(UNKNOWN); // "$dir/x": a variable's value
+      i++;
+    } else {
+      value.push(piece);
+    }
+  }
+  out.push([kind, value.join("")]);
+  return n;
+}
+
+/** The program an interpreter runs: the values of its code options (python
+ * -c CODE), or its standard input when it reads its program there. */
+function programCode(run: Invocation, spec: Language): string | undefined {
+  const options = spec.code ?? [];
+  const withValue = spec["options with value"] ?? [];
+  const codes: string[] = [];
+  const args = run.args;
+  let script: string | undefined;
+  let i = 0;
+  while (i < args.length) {
+    const arg = args[i];
+    i++;
+    if (arg === "--") {
+      script = args[i];
+      break;
+    }
+    if (!isOption(arg)) {
+      script = arg;
+      break;
+    }
+    const [found, attached] = optionValue(arg, options, withValue);
+    // node -pe CODE
+    const inWord =
+      spec["code attached"] === false && !arg.startsWith("--")
+        ? undefined
+        : attached;
+    if (found) {
+      if (inWord !== undefined) codes.push(inWord);
+      else if (i < args.length) codes.push(args[i++]);
+    } else if (optionValue(arg, spec["last option"] ?? [], withValue)[0]) {
+      return codes.length ? codes.join("\n") : undefined; // python -m MODULE
+    } else if (takesValue(arg, withValue)) {
+      i++;
+    }
+  }
+  if (codes.length) return codes.join("\n");
+  const stdin = run.command.stdin;
+  if (
+    stdin !== undefined &&
+    (script === undefined || script === "-" || script === "/dev/stdin")
+  ) {
+    return stdin; // python3 <<EOF, perl <<< CODE
+  }
+  return undefined;
+}
+
+/** Whether `arg` is one of the options `wanted`, and its value when it is
+ * in the word (-cCODE, --eval=CODE). */
+function optionValue(
+  arg: string,
+  wanted: string[],
+  withValue: string[],
+): [boolean, string | undefined] {
+  if (arg.startsWith("--")) {
+    for (const option of wanted) {
+      if (arg === option) return [true, undefined];
+      if (option.startsWith("--") && arg.startsWith(option + "=")) {
+        return [true, arg.slice(option.length + 1)];
+      }
+    }
+    return [false, undefined];
+  }
+  for (let k = 1; k < arg.length; k++) {
+    const letter = "-" + arg[k];
+    if (wanted.includes(letter)) {
+      return [true, k + 1 < arg.length ? arg.slice(k + 1) : undefined];
+    }
+    if (withValue.includes(letter)) break; // the rest is that option's value
+  }
+  return [false, undefined];
+}
+
+/** The shell code of the calls in a program that run a command or delete
+ * files; undefined when there are too many to check. */
+function programCommands(
+  tokens: ProgramToken[],
+  spec: Language,
+  grammar: string,
+  deleteAs: Record<string, string[]>,
+): string[] | undefined {
+  const found: string[] = [];
+  let calls = 0;
+  for (const [i, [kind, text]] of tokens.entries()) {
+    if (kind === "x") {
+      if (++calls > MAX_CALLS) return undefined;
+      found.push(text); // `...`: run by a shell
+    }
+    if (kind !== "n") continue;
+    const what = CALL_KINDS.find((k) => matches(text, spec[k] ?? []));
+    if (what === undefined) continue;
+    const args = callArgs(tokens, i + 1, grammar);
+    if (args === undefined) continue;
+    if (++calls > MAX_CALLS) return undefined;
+    const receiver = tokens[i - 1];
+    const values: [boolean, string[]][] =
+      text[0] === "." && what !== "runs" && receiver?.[0] === "s"
+        ? [[false, [receiver[1]]]] // Path("x").unlink()
+        : args.filter(isValue).map(argValues);
+    const words = values.flatMap(([, each]) => each);
+    if (what === "runs" && values.length === 1 && !values[0][0]) {
+      found.push(words[0]); // one string: a shell runs it
+    } else if (words.length) {
+      const prefix = what === "runs" ? [] : (deleteAs[what] ?? []);
+      found.push(
+        [...prefix, ...words]
+          .map((w) => "'" + w.replaceAll("'", "'\\''") + "'")
+          .join(" "),
+      );
+    }
+  }
+  return found;
+}
+
+function isPunct(token: ProgramToken, ...texts: string[]): boolean {
+  return token[0] === "p" && texts.includes(token[1]);
+}
+
+/** The tokens with each path object made of a string (Path("x")) as that
+ * string. */
+function withPaths(tokens: ProgramToken[], spec: Language): ProgramToken[] {
+  const makers = spec["path objects"] ?? [];
+  const out: ProgramToken[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    if (
+      tokens[i][0] === "n" &&
+      matches(tokens[i][1], makers) &&
+      i + 3 < tokens.length &&
+      isPunct(tokens[i + 1], "(") &&
+      tokens[i + 2][0] === "s" &&
+      isPunct(tokens[i + 3], ")")
+    ) {
+      out.push(tokens[i + 2]);
+      i += 3;
+    } else {
+      out.push(tokens[i]);
+    }
+  }
+  return out;
+}
+
+/** The arguments of a call whose name ends before tokens[i], each a list of
+ * tokens; undefined when the name is not called there. */
+function callArgs(
+  tokens: ProgramToken[],
+  i: number,
+  grammar: string,
+): ProgramToken[][] | undefined {
+  const parens = i < tokens.length && isPunct(tokens[i], "(");
+  if (parens) i++;
+  else if (grammar !== "perl" && grammar !== "ruby") return undefined;
+  const args: ProgramToken[][] = [[]];
+  let depth = 0;
+  for (const start = i; i < tokens.length; i++) {
+    if (i - start === MAX_CALL_TOKENS) {
+      args[args.length - 1].push(["p", "..."]); // the rest: taken as computed
+      break;
+    }
+    const token = tokens[i];
+    if (isPunct(token, "(", "[", "{")) {
+      depth++;
+    } else if (isPunct(token, ")", "]", "}")) {
+      if (depth === 0) break;
+      depth--;
+    } else if (isPunct(token, ";")) {
+      if (depth === 0 && !parens) break;
+      continue; // a line break inside ( ) or [ ]
+    } else if (depth === 0 && isPunct(token, ",")) {
+      args.push([]);
+      continue;
+    } else if (
+      depth === 0 &&
+      !parens &&
+      token[0] === "n" &&
+      CALL_ENDS.has(token[1])
+    ) {
+      break;
+    }
+    args[args.length - 1].push(token);
+  }
+  return args;
+}
+
+/** Whether an argument can be a command's word or a path: not an object or
+ * hash ({...}), a function (=>, function, lambda), or a keyword argument
+ * (shell=True, exception: true). */
+function isValue(arg: ProgramToken[]): boolean {
+  if (arg.length === 0 || isPunct(arg[0], "{")) return false;
+  const fn = (t: ProgramToken) =>
+    isPunct(t, "=>") ||
+    (t[0] === "n" && (t[1] === "function" || t[1] === "lambda"));
+  if (arg.some(fn)) return false;
+  return !(arg.length > 1 && arg[0][0] === "n" && isPunct(arg[1], "=", ":"));
+}
+
+/** Whether an argument is a list ([...]), and its values. */
+function argValues(arg: ProgramToken[]): [boolean, string[]] {
+  if (!(isPunct(arg[0], "[") && isPunct(arg[arg.length - 1], "]"))) {
+    return [false, [valueOf(arg)]];
+  }
+  const items: ProgramToken[][] = [[]];
+  let depth = 0;
+  for (const token of arg.slice(1, -1)) {
+    if (isPunct(token, "(", "[", "{")) depth++;
+    else if (isPunct(token, ")", "]", "}")) depth--;
+    else if (depth === 0 && isPunct(token, ",")) {
+      items.push([]);
+      continue;
+    }
+    items[items.length - 1].push(token);
+  }
+  return [true, items.filter((item) => item.length).map(valueOf)];
+}
+
+/** The text of string literals, with UNKNOWN for what the code computes. */
+function valueOf(tokens: ProgramToken[]): string {
+  let out = "";
+  let computed = false;
+  for (const [kind, text] of tokens) {
+    if (kind === "s") {
+      out += text;
+      computed = false;
+    } else if (!computed) {
+      out += UNKNOWN;
+      computed = true;
+    }
+  }
+  return out;
+}
+
 // --- Checking ---------------------------------------------------------------------
 
 /** A simple command behind its wrappers: what runs, with which words. */
@@ -1028,6 +1476,7 @@ interface Invocation {
   position: number; // where it stands in its pipeline
   chdir?: string; // the folder a wrapper runs it in: env -C DIR
   fromInput?: boolean; // runs code it reads: xargs sh -c, parallel
+  refusal?: Refusal; // a program too large to check
 }
 
 /** The functions a piece of code may call: its own, and those of the code
@@ -1185,6 +1634,7 @@ class Checker {
   checkRun(run: Invocation, line: Line, depth: number): Refusal | undefined {
     if (run.chdir !== undefined) return this.inFolder(run, line, depth);
     this.followCd(run, line);
+    if (run.refusal) return run.refusal;
     for (const rule of rulesFor(this.data, run.name)) {
       if (this.holds(rule, run, line)) {
         return {
@@ -1439,6 +1889,26 @@ class Checker {
       }
     }
     if (run.name === "find") this.findPaths(run);
+    if (matches(run.name, this.data.programNames)) this.findProgram(run);
+  }
+
+  /** The commands a program run by python -c, node -e, ... hands to a shell
+   * or runs, and the files it deletes, as shell code. */
+  findProgram(run: Invocation): void {
+    const programs = this.data.programs;
+    for (const grammar of GRAMMARS) {
+      const spec = programs.languages?.[grammar] ?? {};
+      if (!matches(run.name, spec.names ?? [])) continue;
+      const code = programCode(run, spec);
+      if (code !== undefined) {
+        const tokens = withPaths(programTokens(code, grammar), spec);
+        const deleteAs = programs["delete as"] ?? {};
+        const found = programCommands(tokens, spec, grammar, deleteAs);
+        if (found) run.code.push(...found);
+        else run.refusal = TOO_MANY_CALLS;
+      }
+      return;
+    }
   }
 
   /** find's folders first in its words (narrowed to NAME by -name NAME), its
