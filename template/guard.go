@@ -2727,7 +2727,7 @@ func programCode(run *invocation, language *programLanguage) (string, bool) {
 			script, hasScript = arg, true
 			break
 		}
-		if found, value, inWord := optionValue(arg, language.code, language.withValue); found {
+		if found, value, inWord := codeOptionValue(arg, language.code, language.withValue); found {
 			if !language.codeAttached && !strings.HasPrefix(arg, "--") {
 				inWord = false // node -pe CODE
 			}
@@ -2738,7 +2738,7 @@ func programCode(run *invocation, language *programLanguage) (string, bool) {
 			if inWord {
 				codes = append(codes, value)
 			}
-		} else if found, _, _ := optionValue(arg, language.lastOption, language.withValue); found {
+		} else if found, _, _ := codeOptionValue(arg, language.lastOption, language.withValue); found {
 			return strings.Join(codes, "\n"), len(codes) > 0 // python -m MODULE ...
 		} else if takesValue(arg, language.withValue) {
 			i++
@@ -2753,9 +2753,9 @@ func programCode(run *invocation, language *programLanguage) (string, bool) {
 	return "", false
 }
 
-// optionValue is whether arg is one of the options wanted, and its value when
-// it is in the word (-cCODE, --eval=CODE).
-func optionValue(arg string, wanted, withValue *patterns) (found bool, value string, inWord bool) {
+// codeOptionValue is whether arg is one of the code options wanted, and its
+// value when it is in the word (-cCODE, --eval=CODE).
+func codeOptionValue(arg string, wanted, withValue *patterns) (found bool, value string, inWord bool) {
 	if strings.HasPrefix(arg, "--") {
 		for _, option := range wanted.list {
 			if arg == option {

@@ -1001,7 +1001,7 @@ def program_code(run: Invocation, spec: dict) -> str | None:
         if not is_option(arg):
             script = arg
             break
-        found, value = option_value(arg, options, with_value)
+        found, value = code_option_value(arg, options, with_value)
         if not spec.get("code attached", True) and not arg.startswith("--"):
             value = None  # node -pe CODE
         if found:
@@ -1010,7 +1010,7 @@ def program_code(run: Invocation, spec: dict) -> str | None:
                 i += 1
             if value is not None:
                 codes.append(value)
-        elif option_value(arg, spec.get("last option", []), with_value)[0]:
+        elif code_option_value(arg, spec.get("last option", []), with_value)[0]:
             return "\n".join(codes) if codes else None  # python -m MODULE ...
         elif takes_value(arg, with_value):
             i += 1
@@ -1021,7 +1021,9 @@ def program_code(run: Invocation, spec: dict) -> str | None:
     return None
 
 
-def option_value(arg: str, wanted: list, with_value: list) -> tuple[bool, str | None]:
+def code_option_value(
+    arg: str, wanted: list, with_value: list
+) -> tuple[bool, str | None]:
     """Whether `arg` is one of the options `wanted`, and its value when it is
     in the word (-cCODE, --eval=CODE; None: the next word)."""
     if arg.startswith("--"):

@@ -688,7 +688,7 @@ def programs_ready:
 
 # Whether the option . is one of $wanted, as {value}: its value when it is in
 # the word (-cCODE, --eval=CODE; null: the next word); null when it is not.
-def option_value($wanted; $with_value):
+def code_option_value($wanted; $with_value):
 	. as $arg
 	| if startswith("--") then
 		first($wanted[] as $option
@@ -720,14 +720,14 @@ def program_code($spec):
 		| if $arg == "--" then setpath(["script"]; $args[.i]) | setpath(["stop"]; true)
 		elif $arg | is_option | not then setpath(["script"]; $arg) | setpath(["stop"]; true)
 		else
-			($arg | option_value($spec.code; $spec["with value"])
+			($arg | code_option_value($spec.code; $spec["with value"])
 				| if . and $spec.attached == false and ($arg | startswith("--") | not) then {value: null} # node -pe CODE
 				else . end) as $found
 			| if $found then
 				if $found.value != null then setpath(["codes"]; .codes + [$found.value])
 				elif .i < $n then setpath(["codes"]; .codes + [$args[.i]]) | setpath(["i"]; .i + 1)
 				else . end
-			elif $arg | option_value($spec.last; $spec["with value"]) then # python -m MODULE ...
+			elif $arg | code_option_value($spec.last; $spec["with value"]) then # python -m MODULE ...
 				setpath(["last"]; true) | setpath(["stop"]; true)
 			elif $arg | takes_value($spec["with value"]) then setpath(["i"]; .i + 1)
 			else . end

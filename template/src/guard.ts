@@ -1255,7 +1255,7 @@ function programCode(run: Invocation, spec: Language): string | undefined {
       script = arg;
       break;
     }
-    const [found, attached] = optionValue(arg, options, withValue);
+    const [found, attached] = codeOptionValue(arg, options, withValue);
     // node -pe CODE
     const inWord =
       spec["code attached"] === false && !arg.startsWith("--")
@@ -1264,7 +1264,7 @@ function programCode(run: Invocation, spec: Language): string | undefined {
     if (found) {
       if (inWord !== undefined) codes.push(inWord);
       else if (i < args.length) codes.push(args[i++]);
-    } else if (optionValue(arg, spec["last option"] ?? [], withValue)[0]) {
+    } else if (codeOptionValue(arg, spec["last option"] ?? [], withValue)[0]) {
       return codes.length ? codes.join("\n") : undefined; // python -m MODULE
     } else if (takesValue(arg, withValue)) {
       i++;
@@ -1283,7 +1283,7 @@ function programCode(run: Invocation, spec: Language): string | undefined {
 
 /** Whether `arg` is one of the options `wanted`, and its value when it is
  * in the word (-cCODE, --eval=CODE). */
-function optionValue(
+function codeOptionValue(
   arg: string,
   wanted: string[],
   withValue: string[],
