@@ -123,7 +123,10 @@ SLOW_COMMANDS = {
     "env -S words": "env -S '" + "a " * ((MAX_COMMAND - 10) // 2) + "'",
     "env -S repeated": "env " + "-S " * (MAX_COMMAND // 3 - 2),
     "parallel values": "parallel echo {} ::: " + " ".join(map(str, range(11000))),
-    "parallel {} times values": "parallel " + "{} " * 16000 + "::: " + " ".join(map(str, range(64))),
+    "parallel {} times values": "parallel "
+    + "{} " * 16000
+    + "::: "
+    + " ".join(map(str, range(64))),
     "xargs -I {} times": "xargs -I{} echo " + "{}" * ((MAX_COMMAND - 16) // 2),
     # and a path for the * patterns of the secret and device classes
     "a path of near misses": "cat " + "/." * (MAX_COMMAND // 2 - 3),
