@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import LANGUAGES, build, run
 from host import ExtensionProcess
-from test_guard_fail_closed import TOO_LARGE, drain
+from test_guard_fail_closed import TOO_LARGE, refuses_every_command_and_warns_once
 
 NAME = "demo-ext"
 TEAM = "team-policy/guard-policy.json"
@@ -124,22 +124,7 @@ def test_a_broken_include_refuses_every_command_naming_the_file(
     if broken in ("climbing out", "absolute"):  # a real file, never read
         (project.parent / "x.json").write_text(json.dumps(TEAM_POLICY))
 
-    with ExtensionProcess(project, data_dir=tmp_path) as ext:
-        _, frames = ext.handshake()
-        for command in ("rm -rf /", "ls"):
-            reply = ext.intercept("bash", {"command": command})
-            assert reply.get("block") is True, (command, reply)
-            reason = reply["reason"]
-            assert reason.startswith(f"refused by {NAME} (unreadable-rules): {name} "), reason
-            assert "so the guard refuses every command. Instead, " in reason, reason
-        assert ext.shutdown() == 0
-        frames += ext.spontaneous + drain(ext)
-        log = ext.stderr()
-
-    start = f"{NAME}: the guard cannot use its rules: {name} "
-    warnings = [f for f in frames if f.get("message", "").startswith(start)]
-    assert [f["type"] for f in warnings] == ["notify"], frames
-    warning = warnings[0]["message"]
+    warning = refuses_every_command_and_warns_once(project, tmp_path, name)
     detail = {
         "missing": "is missing",
         "including": '"include" of its own',
@@ -147,11 +132,7 @@ def test_a_broken_include_refuses_every_command_naming_the_file(
         "climbing out": "outside the extension's folder",
         "absolute": "outside the extension's folder",
     }[broken]
-    assert detail in warning and log.count(warning) == 1, (warning, log)
-
-    report = json.loads(run(["./smoke-test", "--json"], project).stdout)
-    failed = [c for c in report["checks"] if c["status"] == "fail"]
-    assert not report["passed"] and any(c["check"] == name for c in failed), failed
+    assert detail in warning, warning
 
 
 def test_the_team_policy_of_the_docs_works_as_they_say(projects, tmp_path):
