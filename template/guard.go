@@ -2012,8 +2012,8 @@ func transformed(value, how string) string {
 	return value
 }
 
-// shellQuoted returns a value as one word in shell code (what parallel reads
-// stays unknown).
+// shellQuoted returns a value as one word in shell code (what xargs or
+// parallel read stays unknown).
 func shellQuoted(value string) string {
 	if value == input {
 		return value
@@ -2840,7 +2840,7 @@ func programCommands(tokens []programToken, language *programLanguage, grammar s
 				words = append(slices.Clone(deleteAs[callKinds[what]]), words...)
 			}
 			for _, word := range words {
-				quotedWords = append(quotedWords, "'"+strings.ReplaceAll(word, "'", `'\''`)+"'")
+				quotedWords = append(quotedWords, shellQuoted(word))
 			}
 			found = append(found, strings.Join(quotedWords, " "))
 		}

@@ -1082,7 +1082,7 @@ def program_commands(
             found.append(words[0])  # one string: a shell runs it
         elif words:
             prefix = [] if what == "runs" else delete_as.get(what, [])
-            found.append(" ".join(shell_quote(w) for w in prefix + words))
+            found.append(" ".join(shell_quoted(w) for w in prefix + words))
     return found
 
 
@@ -1186,10 +1186,6 @@ def value_of(tokens: list) -> str:
             out.append(UNKNOWN)
             computed = True
     return "".join(out)
-
-
-def shell_quote(word: str) -> str:
-    return "'" + word.replace("'", "'\\''") + "'"
 
 
 def program_names(data: dict) -> list:
@@ -1831,7 +1827,8 @@ def transformed(value: str, how: str) -> str:
 
 
 def shell_quoted(value: str) -> str:
-    """A value as one word in shell code (what parallel reads stays unknown)."""
+    """A value as one word in shell code (what xargs or parallel read stays
+    unknown)."""
     if value == INPUT:
         return value
     return "'" + value.replace("'", "'\\''") + "'"

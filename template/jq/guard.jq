@@ -886,7 +886,8 @@ def arg_values:
 			| [.items[] | select(length > 0) | value_of])]
 	else [false, [value_of]] end;
 
-def shell_quote: "'" + (split("'") | join("'\\''")) + "'";
+# A value as one word in shell code (what xargs or parallel read stays unknown).
+def shell_quoted: if . == input_word then . else "'" + (split("'") | join("'\\''")) + "'" end;
 
 # The shell code of the calls in the program's tokens that run a command or
 # delete files; null when there are too many to check.
@@ -922,7 +923,7 @@ def program_commands($spec; $g; $delete_as):
 					elif $words != [] then
 						setpath(["found"]; .found
 							+ [(if $what == "runs" then [] else $delete_as[$what] // [] end) + $words
-								| map(shell_quote) | join(" ")])
+								| map(shell_quoted) | join(" ")])
 					else . end
 				end
 			end
@@ -1175,9 +1176,6 @@ def code_from_input($data):
 			else $args[$i + 1] end) // null) as $code
 		| if $code == null then . else .from_input = ($code == input_word) end
 	end;
-
-# A value as one word in shell code (what parallel reads stays unknown).
-def shell_quoted: if . == input_word then . else "'" + (split("'") | join("'\\''")) + "'" end;
 
 # The value . as {.}, {/}, {//}, {/.}, {#} or {%} give it ($how: ., /, ...).
 def transformed($how):

@@ -1338,11 +1338,7 @@ function programCommands(
       found.push(words[0]); // one string: a shell runs it
     } else if (words.length) {
       const prefix = what === "runs" ? [] : (deleteAs[what] ?? []);
-      found.push(
-        [...prefix, ...words]
-          .map((w) => "'" + w.replaceAll("'", "'\\''") + "'")
-          .join(" "),
-      );
+      found.push([...prefix, ...words].map(shellQuoted).join(" "));
     }
   }
   return found;
@@ -2241,7 +2237,8 @@ function transformed(value: string, how: string): string {
   return value;
 }
 
-/** A value as one word in shell code (what parallel reads stays unknown). */
+/** A value as one word in shell code (what xargs or parallel read stays
+ * unknown). */
 function shellQuoted(value: string): string {
   if (value === INPUT) return value;
   return "'" + value.replaceAll("'", "'\\''") + "'";
