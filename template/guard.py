@@ -634,7 +634,10 @@ def policy() -> dict:
         for key, value in list(rule.items()):
             if isinstance(value, list):
                 rule[key] = expand(value)
-    return {**data, "rules": rules}
+    # the names of the interpreters whose programs are read
+    languages = data.get("programs", {}).get("languages", {})
+    names = [n for g in GRAMMARS for n in languages.get(g, {}).get("names", [])]
+    return {**data, "rules": rules, "program names": names}
 
 
 def matches(word: str, patterns: list) -> bool:
@@ -1188,18 +1191,6 @@ def value_of(tokens: list) -> str:
     return "".join(out)
 
 
-def program_names(data: dict) -> list:
-    """The names of the interpreters whose programs are read (cached)."""
-    if "program names" not in data:
-        languages = data.get("programs", {}).get("languages", {})
-        data["program names"] = [
-            name
-            for grammar in GRAMMARS
-            for name in languages.get(grammar, {}).get("names", [])
-        ]
-    return data["program names"]
-
-
 # --- Checking ---------------------------------------------------------------------
 
 
@@ -1522,7 +1513,7 @@ class Checker:
                     run.code.append(run.command.stdin)  # bash <<EOF, bash <<< CODE
         if run.name == "find":
             self.find_paths(run)
-        if matches(run.name, program_names(self.data)):
+        if matches(run.name, self.data["program names"]):
             self.find_program(run)
 
     def find_program(self, run: Invocation) -> None:
