@@ -156,26 +156,28 @@ def included_paths(policy: dict) -> tuple[list[str], list[str]]:
     return [p for p in paths if p not in outside], problems
 
 
-def guard_layers(ext_dir: str) -> list[tuple[str, dict]]:
-    """The guard's rules files that can be read, in the order it merges them:
-    guard-rules.json, the files guard-policy.json includes, guard-policy.json."""
-    own = read_rules(os.path.join(ext_dir, "guard-policy.json"))[0]
-    names = ["guard-rules.json", *included_paths(own or {})[0], "guard-policy.json"]
-    layers = [(name, read_rules(os.path.join(ext_dir, name))[0]) for name in names]
-    return [(name, data) for name, data in layers if data is not None]
+def guard_files(ext_dir: str) -> list[tuple[str, dict | None, str]]:
+    """The guard's rules files in the order it merges them, each read once:
+    guard-rules.json, the files guard-policy.json includes, guard-policy.json,
+    as (name, data, why data is None) (see read_rules)."""
+    own = read_rules(os.path.join(ext_dir, "guard-policy.json"))
+    names = ["guard-rules.json", *included_paths(own[0] or {})[0]]
+    files = [(name, *read_rules(os.path.join(ext_dir, name))) for name in names]
+    return [*files, ("guard-policy.json", *own)]
 
 
-def rule_files(layers: list[tuple[str, dict]]) -> dict[str, str]:
+def rule_files(files: list[tuple[str, dict | None, str]]) -> dict[str, str]:
     """The file each rule the guard asks about comes from, by rule id."""
-    files: dict[str, str] = {}
+    rule_file: dict[str, str] = {}
     off: set = set()
+    layers = [(name, data) for name, data, _ in files if data is not None]
     for name, data in reversed(layers):  # a file's off holds for those before
         off.update(i for i in as_list(data.get("off")) if isinstance(i, str))
         for rule in as_list(data.get("rules")):
             rule_id = rule.get("id") if isinstance(rule, dict) else None
             if isinstance(rule_id, str) and rule_id not in off:
-                files[rule_id] = name  # the first file's rule is asked first
-    return files
+                rule_file[rule_id] = name  # the first file's rule is asked first
+    return rule_file
 
 
 def as_list(value: object) -> list:
@@ -183,12 +185,15 @@ def as_list(value: object) -> list:
 
 
 def rules_problems(
-    path: str, known_lists: set | None = None, earlier: dict | None = None
+    data: dict | None,
+    problem: str = "",
+    known_lists: set | None = None,
+    earlier: dict | None = None,
 ) -> list[str]:
     """What is wrong with a guard rules file (guard-rules.json, guard-policy.json,
-    a file it includes); `known_lists` are the list names of the other files,
-    `earlier` the ids of the rules of the files before, with their file."""
-    data, problem = read_rules(path)
+    a file it includes), as read_rules read it; `known_lists` are the list names
+    of the other files, `earlier` the ids of the rules of the files before, with
+    their file."""
     if data is None:
         return [problem]
     problems = []

@@ -12,13 +12,12 @@ import time
 from .cases import (
     command_expectations,
     file_expectations,
-    guard_layers,
+    guard_files,
     included_paths,
     intercept_expectations,
     load_guard_cases,
     load_smoke_json,
     prompt_expectations,
-    read_rules,
     refusal_parts,
     rule_files,
     rules_problems,
@@ -435,27 +434,27 @@ class Session(Wire):
         names = ("guard-rules.json", "guard-policy.json")
         if not any(os.path.exists(os.path.join(folder, name)) for name in names):
             return  # no guard of the template's
-        own = read_rules(os.path.join(folder, "guard-policy.json"))[0]
-        included, include_problems = included_paths(own or {})
-        layers = guard_layers(folder)
+        files = self.guard_files
+        included = [name for name, _, _ in files[1:-1]]
+        include_problems = included_paths(files[-1][1] or {})[1]
         lists = {
             key
-            for _, data in layers
-            if isinstance(data.get("lists"), dict)
+            for _, data, _ in files
+            if data is not None and isinstance(data.get("lists"), dict)
             for key in data["lists"]
         }
         earlier: dict[str, str] = {}
-        for name in [names[0], *included, names[1]]:
-            path = os.path.join(folder, name)
-            if not os.path.exists(path):  # the guard refuses every bash command
+        for name, data, problem in files:
+            if not os.path.exists(os.path.join(folder, name)):
+                # the guard refuses every bash command
                 fix = " (restore it, or take it out of guard-policy.json's include)"
                 fix = fix if name in included else ""
                 self.report.fail(
                     name, f"missing: the guard refuses every bash command{fix}"
                 )
                 continue
-            problems = rules_problems(path, lists, earlier)
-            data = read_rules(path)[0] or {}
+            problems = rules_problems(data, problem, lists, earlier)
+            data = data or {}
             if name in included and "include" in data:
                 problems.append(
                     "has an include of its own: an included file cannot include"
@@ -542,9 +541,14 @@ class Session(Wire):
             print(f"         {why}")
 
     @functools.cached_property
+    def guard_files(self) -> list[tuple[str, dict | None, str]]:
+        """The guard's rules files, read once (see cases.guard_files)."""
+        return guard_files(self.opts.ext_dir)
+
+    @functools.cached_property
     def rule_files(self) -> dict[str, str]:
         """The file each of the guard's rules comes from, by rule id."""
-        return rule_files(guard_layers(self.opts.ext_dir))
+        return rule_files(self.guard_files)
 
     def ask_guard(self, command: str) -> tuple[bool, str, str, str] | None:
         """The guard's verdict on a bash command: refused, rule, why, the reason."""
