@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import LANGUAGES, build, run
 from host import ExtensionProcess
+from robustness import refusals
 from test_guard_fail_closed import TOO_LARGE, refuses_every_command_and_warns_once
 
 NAME = "demo-ext"
@@ -47,15 +48,11 @@ def with_team(project: Path, language: str, team: dict = TEAM_POLICY, **own) -> 
 
 def verdicts(project: Path, tmp_path: Path, commands: list[str]) -> dict:
     """Each command's rule ("" when allowed), as the running extension says."""
-    found = {}
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
         ext.handshake()
-        for command in commands:
-            reply = ext.intercept("bash", {"command": command})
-            reason = reply.get("reason", "")
-            found[command] = reason.split("(")[1].split(")")[0] if reply.get("block") else ""
+        rules = refusals(ext, commands)
         assert ext.shutdown() == 0
-    return found
+    return {command: rule or "" for command, rule in zip(commands, rules, strict=True)}
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
