@@ -63,8 +63,13 @@ def refuses_every_command_and_warns_once(project, tmp_path, name: str) -> str:
     """The guard refuses `rm -rf /` and `ls` alike naming rules file `name`,
     warns once at start-up (in zot's window and in the log), and
     ./smoke-test fails naming it: the warning is returned."""
+    start = f"{NAME}: the guard cannot use its rules: {name} "
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
         _, frames = ext.handshake()
+        # The warning goes out once the extension has read its rules, on its
+        # own time after ready (zot shows it whenever it comes).
+        while not any(f.get("message", "").startswith(start) for f in frames):
+            frames.append(ext.read_frame(timeout=10))
         for command in ("rm -rf /", "ls"):
             reply = ext.intercept("bash", {"command": command})
             assert reply.get("block") is True, (command, reply)
@@ -77,7 +82,6 @@ def refuses_every_command_and_warns_once(project, tmp_path, name: str) -> str:
         frames += ext.spontaneous + drain(ext)
         log = ext.stderr()
 
-    start = f"{NAME}: the guard cannot use its rules: {name} "
     warnings = [f for f in frames if f.get("message", "").startswith(start)]
     assert [f["type"] for f in warnings] == ["notify"], frames
     assert warnings[0]["level"] == "warn"
