@@ -1627,8 +1627,11 @@ func (c *checker) checkRun(run *invocation, l *line, depth int) *Refusal {
 			return &Refusal{r.id, r.reason, r.instead}
 		}
 	}
-	if (run.name == "echo" || run.name == "printf") && c.pipedTo(run, l, c.policy.shells) {
-		run.code = append(run.code, strings.Join(printed(run), " ")) // echo 'CODE' | sh
+	if text, ok := fedText(run); ok {
+		c.feed(run, l, text)
+		if run.refusal != nil {
+			return run.refusal
+		}
 	}
 	here := c.here // a cd in code run by another shell does not last
 	for _, code := range run.code {
@@ -2203,6 +2206,18 @@ func anyOption(options []string, wanted, withValue *patterns) bool {
 	return false
 }
 
+// fedText is what echo or printf prints, or cat of its here-document (cat
+// <<EOF).
+func fedText(run *invocation) (string, bool) {
+	if run.name == "echo" || run.name == "printf" {
+		return strings.Join(printed(run), " "), true
+	}
+	if run.name == "cat" && len(run.args) == 0 && run.command.hasStdin {
+		return run.command.stdin, true
+	}
+	return "", false
+}
+
 // printed is the words echo or printf prints: not echo's options, not
 // printf's format.
 func printed(run *invocation) []string {
@@ -2506,21 +2521,57 @@ func (p *policy) readPrograms(raw json.RawMessage) error {
 // findProgram adds the commands a program run by python -c, node -e, ...
 // hands to a shell or runs, and the files it deletes, as shell code.
 func (c *checker) findProgram(run *invocation) {
+	grammar, language := c.language(run.name)
+	if language == nil {
+		return
+	}
+	if code, ok := programCode(run, language, run.command.stdin, run.command.hasStdin); ok {
+		c.readProgram(run, code, grammar, language)
+	}
+}
+
+// language is the grammar and the "programs" entry of interpreter name.
+func (c *checker) language(name string) (string, *programLanguage) {
 	for _, grammar := range grammars {
-		language := c.policy.programs.languages[grammar]
-		if !language.names.matches(run.name) {
+		if language := c.policy.programs.languages[grammar]; language.names.matches(name) {
+			return grammar, language
+		}
+	}
+	return "", nil
+}
+
+// readProgram adds to run's code what program code hands to a shell or runs,
+// and the files it deletes, as shell code (too many calls: a refusal).
+func (c *checker) readProgram(run *invocation, code, grammar string, language *programLanguage) {
+	tokens := withPaths(programTokens(code, grammar), language.pathObjects)
+	found, ok := programCommands(tokens, language, grammar, c.policy.programs.deleteAs)
+	if ok {
+		run.code = append(run.code, found...)
+	} else if run.refusal == nil {
+		run.refusal = tooManyCalls
+	}
+}
+
+// feed judges text printed into a later command of the pipeline that runs
+// what it reads: shell code (echo 'CODE' | sh, cat <<EOF | bash), or the
+// program of an interpreter (echo 'CODE' | python3).
+func (c *checker) feed(run *invocation, l *line, text string) {
+	if c.pipedTo(run, l, c.policy.shells) {
+		run.code = append(run.code, text)
+	}
+	for _, other := range l.members(run) {
+		if other.position <= run.position || other.command.hasStdin || !c.policy.programs.names.matches(other.name) {
 			continue
 		}
-		if code, ok := programCode(run, language); ok {
-			tokens := withPaths(programTokens(code, grammar), language.pathObjects)
-			found, ok := programCommands(tokens, language, grammar, c.policy.programs.deleteAs)
-			if ok {
-				run.code = append(run.code, found...)
-			} else {
-				run.refusal = tooManyCalls
+		grammar, language := c.language(other.name)
+		if language == nil {
+			continue
+		}
+		if _, own := programCode(other, language, "", false); !own {
+			if code, ok := programCode(other, language, text, true); ok && code != "" {
+				c.readProgram(run, text, grammar, language)
 			}
 		}
-		return
 	}
 }
 
@@ -2708,9 +2759,9 @@ func quoted(ps []string, i int, quote, grammar, prefix string, out *[]programTok
 }
 
 // programCode returns the program an interpreter runs: the values of its code
-// options (python -c CODE), or its standard input when it reads its program
-// there.
-func programCode(run *invocation, language *programLanguage) (string, bool) {
+// options (python -c CODE), or stdin, the text it reads, when it reads its
+// program there (hasStdin: it reads a text that is known).
+func programCode(run *invocation, language *programLanguage, stdin string, hasStdin bool) (string, bool) {
 	var codes []string
 	args := run.args
 	script, hasScript := "", false
@@ -2747,8 +2798,8 @@ func programCode(run *invocation, language *programLanguage) (string, bool) {
 	if len(codes) > 0 {
 		return strings.Join(codes, "\n"), true
 	}
-	if run.command.hasStdin && (!hasScript || script == "-" || script == "/dev/stdin") {
-		return run.command.stdin, true // python3 <<EOF, perl <<< CODE
+	if hasStdin && (!hasScript || script == "-" || script == "/dev/stdin") {
+		return stdin, true // python3 <<EOF, perl <<< CODE, echo CODE | ruby
 	}
 	return "", false
 }

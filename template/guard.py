@@ -987,9 +987,10 @@ def ended(out: list, command: bool, value: list, i: int) -> int:
     return i
 
 
-def program_code(run: Invocation, spec: dict) -> str | None:
+def program_code(run: Invocation, spec: dict, stdin: str | None) -> str | None:
     """The program an interpreter runs: the values of its code options
-    (python -c CODE), or its standard input when it reads its program there."""
+    (python -c CODE), or `stdin`, the text it reads, when it reads its program
+    there (python3 <<EOF, perl <<< CODE, echo CODE | ruby)."""
     options = spec.get("code", [])
     with_value = spec.get("options with value", [])
     codes: list[str] = []
@@ -1019,8 +1020,8 @@ def program_code(run: Invocation, spec: dict) -> str | None:
             i += 1
     if codes:
         return "\n".join(codes)
-    if run.command.stdin is not None and script in (None, "-", "/dev/stdin"):
-        return run.command.stdin  # python3 <<EOF, perl <<< CODE
+    if stdin is not None and script in (None, "-", "/dev/stdin"):
+        return stdin
     return None
 
 
@@ -1327,8 +1328,11 @@ class Checker:
                 return Refusal(
                     rule["id"], rule.get("reason", ""), rule.get("instead", "")
                 )
-        if run.name in ("echo", "printf") and self.piped_to(run, line, self.shells):
-            run.code.append(" ".join(printed(run)))  # echo 'CODE' | sh
+        text = fed_text(run)
+        if text is not None:
+            self.feed(run, line, text)
+            if run.refusal:
+                return run.refusal
         here = self.here  # a cd in code run by another shell does not last
         # eval runs code in this shell, with its functions; bash -c sees
         # only those exported
@@ -1519,21 +1523,50 @@ class Checker:
     def find_program(self, run: Invocation) -> None:
         """The commands a program run by python -c, node -e, ... hands to a
         shell or runs, and the files it deletes, as shell code."""
-        programs = self.data.get("programs", {})
-        languages = programs.get("languages", {})
+        grammar, spec = self.language(run.name)
+        code = program_code(run, spec, run.command.stdin)
+        if code is not None:
+            self.read_program(run, code, grammar, spec)
+
+    def language(self, name: str) -> tuple[str, dict]:
+        """The grammar and the "programs" entry of interpreter `name`."""
+        languages = self.data.get("programs", {}).get("languages", {})
         for grammar in GRAMMARS:
             spec = languages.get(grammar, {})
-            if matches(run.name, spec.get("names", [])):
-                code = program_code(run, spec)
-                if code is not None:
-                    tokens = with_paths(program_tokens(code, grammar), spec)
-                    delete_as = programs.get("delete as", {})
-                    found = program_commands(tokens, spec, grammar, delete_as)
-                    if found is None:
-                        run.refusal = TOO_MANY_CALLS
-                    else:
-                        run.code.extend(found)
-                return
+            if matches(name, spec.get("names", [])):
+                return grammar, spec
+        return "", {}
+
+    def read_program(
+        self, run: Invocation, code: str, grammar: str, spec: dict
+    ) -> None:
+        """Adds to run's code what program `code` hands to a shell or runs, and
+        the files it deletes, as shell code (too many calls: a refusal)."""
+        tokens = with_paths(program_tokens(code, grammar), spec)
+        delete_as = self.data.get("programs", {}).get("delete as", {})
+        found = program_commands(tokens, spec, grammar, delete_as)
+        if found is None:
+            run.refusal = run.refusal or TOO_MANY_CALLS
+        else:
+            run.code.extend(found)
+
+    def feed(self, run: Invocation, line: Line, text: str) -> None:
+        """Text printed into a later command of the pipeline that runs what
+        it reads: shell code (echo 'CODE' | sh, cat <<EOF | bash), or the
+        program of an interpreter (echo 'CODE' | python3)."""
+        if self.piped_to(run, line, self.shells):
+            run.code.append(text)
+        for other in line.members(run):
+            if (
+                other.position > run.position
+                and other.command.stdin is None
+                and matches(other.name, self.data["program names"])
+            ):
+                grammar, spec = self.language(other.name)
+                if program_code(other, spec, None) is None and program_code(
+                    other, spec, text
+                ):
+                    self.read_program(run, text, grammar, spec)
 
     def find_paths(self, run: Invocation) -> None:
         """find's folders first in its words (narrowed to NAME by -name NAME),
@@ -1823,6 +1856,15 @@ def shell_quoted(value: str) -> str:
     if value == INPUT:
         return value
     return "'" + value.replace("'", "'\\''") + "'"
+
+
+def fed_text(run: Invocation) -> str | None:
+    """What echo or printf prints, or cat of its here-document (cat <<EOF)."""
+    if run.name in ("echo", "printf"):
+        return " ".join(printed(run))
+    if run.name == "cat" and not run.args and run.command.stdin is not None:
+        return run.command.stdin
+    return None
 
 
 def printed(run: Invocation) -> list:

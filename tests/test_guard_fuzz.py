@@ -3,7 +3,8 @@
 Hypothesis builds command lines from the words the rules look for (and from
 the characters that languages disagree about: \\v, NBSP, U+2028, non-ASCII
 letters, emoji, ...), joined by blanks, quotes, separators and line breaks,
-and programs for python -c, node -e, perl -e and ruby -e.
+and programs for python -c, node -e, perl -e and ruby -e, also printed into
+them (echo CODE | python3).
 Each running extension judges a batch at once; all must refuse by the same
 rule as guard.py's check, or allow with it.
 """
@@ -26,7 +27,7 @@ sudo -u root doas env X=1 nohup exec command time nice -n 10 timeout 5 xargs -0 
 zsh -c su busybox then do done else if while until ! { } ( ) $( ` find -delete -exec -execdir {}
 + \\; -name '*.o' cd mkfs mkfs.ext4 mke2fs mkswap wipefs parted sgdisk -l -t ext4 /dev/sda
 /dev/sda1 /dev/null /dev/nvme0n1 dd if=/dev/zero of=/dev/sda of=disk.img bs=4M > >> >| &> 2>
-< <<EOF EOF tee -a shred truncate chmod chown 777 000 o+w a=rwx 755 a+rwx user:user curl wget
+< <<EOF EOF cat tee -a shred truncate chmod chown 777 000 o+w a=rwx 755 a+rwx user:user curl wget
 -fsSL -qO- -O- -d -F @~/.ssh/id_rsa ~/.ssh/id_rsa.pub ~/.bash_history https://x | |& || && ;
 & source . <( :(){ :|:& };: bomb() function f f|f& echo printf grep git push --force
 --force-with-lease +main origin main reset --hard checkout -- restore --staged clean -fdx -n
@@ -107,6 +108,8 @@ SHAPES = [
     "env -C {0} {1} {2}",
     "{0} {1} {2}",
     'bash -c "$(cat <<EOF\n{1} {2}\nEOF\n)" {0}',
+    "echo '{1} {2}' | {0}",
+    "cat <<EOF | {0}\n{1} {2}\nEOF",
     "eval \"$(cat <<'EOF'\n{1} {0} {2}\nEOF\n)\"",
 ]
 shaped = st.builds(
@@ -181,19 +184,26 @@ program_text = st.lists(
 
 
 def program_command(head: str, text: str, form: int) -> str:
-    """A program on a command line: quoted for the shell, or a here-document."""
+    """A program on a command line: quoted for the shell, on a here-document,
+    or printed into the interpreter by echo or cat."""
+    quoted = "'" + text.replace("'", "'\\''") + "'"
+    bare = head.removesuffix(" -c").removesuffix(" -e")
     if form == 0:
-        return head + " '" + text.replace("'", "'\\''") + "'"
+        return f"{head} {quoted}"
     if form == 1:
         escaped = "".join("\\" + c if c in '"$`\\' else c for c in text)
         return f'{head} "{escaped}"'
     if form == 2:
-        return f"{head.removesuffix(' -c').removesuffix(' -e')} <<'EOF'\n{text}\nEOF"
-    return f"{head} <<< '" + text.replace("'", "'\\''") + "'"
+        return f"{bare} <<'EOF'\n{text}\nEOF"
+    if form == 3:
+        return f"{head} <<< {quoted}"
+    if form == 4:
+        return f"echo {quoted} | {bare}"
+    return f"cat <<'EOF' | {bare}\n{text}\nEOF"
 
 
 programs = st.builds(
-    program_command, st.sampled_from(PROGRAM_HEADS), program_text, st.integers(0, 3)
+    program_command, st.sampled_from(PROGRAM_HEADS), program_text, st.integers(0, 5)
 )
 command = st.one_of(words, near_a_case, shaped, programs)
 BATCH = 50

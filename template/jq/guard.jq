@@ -709,9 +709,10 @@ def code_option_value($wanted; $with_value):
 	end;
 
 # The program a run of an interpreter runs: the values of its code options
-# (python -c CODE), or its standard input when it reads its program there;
-# null when there is none.
-def program_code($spec):
+# (python -c CODE), or $stdin, the text it reads, when it reads its program
+# there (python3 <<EOF, perl <<< CODE, echo CODE | ruby); null when there is
+# none.
+def program_code($spec; $stdin):
 	. as $run
 	| .args as $args | ($args | length) as $n
 	| {i: 0, codes: [], script: null, stop: false, last: false}
@@ -734,8 +735,7 @@ def program_code($spec):
 		end)
 	| if .codes != [] then .codes | join("\n")
 	elif .last then null
-	elif $run.command.stdin != null and (.script == null or .script == "-" or .script == "/dev/stdin") then
-		$run.command.stdin # python3 <<EOF, perl <<< CODE
+	elif $stdin != null and (.script == null or .script == "-" or .script == "/dev/stdin") then $stdin
 	else null end;
 
 # A program's tokens, [KIND, TEXT]: "n" a name, "s" a string literal's value,
@@ -930,24 +930,29 @@ def program_commands($spec; $g; $delete_as):
 		end)
 	| if .over then null else .found end;
 
+# The grammar of interpreter . ("programs" made ready), or null.
+def program_grammar($programs):
+	. as $name | first(program_grammars as $g | select($name | fits($programs.languages[$g].names)) | $g) // null;
+
+# Adds to the run's code what program $code of grammar $g hands to a shell or
+# runs, and the files it deletes, as shell code (too many calls: a refusal).
+def read_program($code; $g; $programs):
+	$programs.languages[$g] as $spec
+	| ($code | program_tokens($g) | with_paths($spec) | program_commands($spec; $g; $programs["delete as"]))
+		as $found
+	| if $found != null then setpath(["code"]; .code + $found)
+	elif .refusal == null then setpath(["refusal"]; too_many_calls)
+	else . end;
+
 # The commands a program run by python -c, node -e, ... hands to a shell or
 # runs, and the files it deletes, added to the run's code as shell code.
 def find_program($data):
-	. as $run
-	| $data.programs as $programs
-	| (first(program_grammars as $g | select($run.name | fits($programs.languages[$g].names)) | $g) // null)
-		as $g
+	$data.programs as $programs
+	| (.name | program_grammar($programs)) as $g
 	| if $g == null then .
 	else
-		$programs.languages[$g] as $spec
-		| program_code($spec) as $code
-		| if $code == null then .
-		else
-			($code | program_tokens($g) | with_paths($spec) | program_commands($spec; $g; $programs["delete as"]))
-				as $found
-			| if $found == null then setpath(["refusal"]; too_many_calls)
-			else setpath(["code"]; .code + $found) end
-		end
+		program_code($programs.languages[$g]; .command.stdin) as $code
+		| if $code == null then . else read_program($code; $g; $programs) end
 	end;
 
 # A rules file read: . is its text, null when it is missing or cannot be read,
@@ -1401,6 +1406,13 @@ def printed:
 	else .args | until(. == [] or {"-e": 1, "-n": 1, "-E": 1, "-ne": 1, "-en": 1}[.[0]] == null; .[1:])
 	end;
 
+# What echo or printf prints, or cat of its here-document (cat <<EOF); null
+# for another command.
+def fed_text:
+	if .name == "echo" or .name == "printf" then printed | join(" ")
+	elif .name == "cat" and .args == [] then .command.stdin
+	else null end;
+
 # A function defined here, run twice in one pipeline: name() { name | name & }.
 def fork_bomb(line; $functions):
 	.name as $name
@@ -1421,6 +1433,21 @@ def reads_program($data):
 def piped_to($c; line; $at; $names; $last):
 	if $last != null then $last > $at
 	else some(line[] | select(.k > $at) | .run; (.name | fits($names)) and reads_program($c.data)) end;
+
+# Text printed into a later command of the pipeline that runs what it reads:
+# shell code (echo 'CODE' | sh, cat <<EOF | bash), or the program of an
+# interpreter (echo 'CODE' | python3). line, $at, $last: as for piped_to.
+def feed($c; line; $at; $text; $last):
+	$c.data.programs as $programs
+	| (if piped_to($c; line; $at; $c.data.shells; $last) then setpath(["code"]; .code + [$text]) else . end)
+	| reduce (line[] | select(.k > $at) | .run
+		| select(.command.stdin == null and (.name | fits($programs.names)))) as $other (.;
+		($other.name | program_grammar($programs)) as $g
+		| if $g == null then .
+		elif ($other | program_code($programs.languages[$g]; null)) == null
+			and (($other | program_code($programs.languages[$g]; $text)) // "") != ""
+		then read_program($text; $g; $programs)
+		else . end);
 
 # Whether what the command reads (< FILE, or earlier in its pipeline) has a class.
 # $first: in a long pipeline, the first command that reads or names such a
@@ -1598,11 +1625,10 @@ def check_text($text; $depth; $outer):
 			as $refusal
 		| if $refusal != null then setpath(["refusal"]; $refusal)
 		else
-			# echo 'CODE' | sh
-			(if ($c.run.name == "echo" or $c.run.name == "printf")
-				and ($c.run | piped_to($c; line; $at; $c.data.shells; $last[0]))
-			then $c.run | .code += [printed | join(" ")] else $c.run end) as $run
-			| setpath(["refusal"]; null) | setpath(["next"]; 0)
+			($c.run | fed_text) as $text
+			| (if $text == null then $c.run else $c.run | feed($c; line; $at; $text; $last[0]) end) as $run
+			| if $run.refusal != null then setpath(["refusal"]; $run.refusal) else
+			setpath(["refusal"]; null) | setpath(["next"]; 0)
 			| (if $run.code == [] and $run.execs == [] then . else
 			.here as $here # a cd in code run by another shell does not last
 			# eval runs code in this shell, with its functions; bash -c sees only
@@ -1620,6 +1646,7 @@ def check_text($text; $depth; $outer):
 				| setpath(["next"]; $k + 1))
 			end)
 			| if .refusal == null and ($defs | knows($run.name)) then call($run) else . end
+			end
 		end
 		end;
 

@@ -1236,8 +1236,13 @@ function quoted(
 }
 
 /** The program an interpreter runs: the values of its code options (python
- * -c CODE), or its standard input when it reads its program there. */
-function programCode(run: Invocation, spec: Language): string | undefined {
+ * -c CODE), or `stdin`, the text it reads, when it reads its program there
+ * (python3 <<EOF, perl <<< CODE, echo CODE | ruby). */
+function programCode(
+  run: Invocation,
+  spec: Language,
+  stdin: string | undefined,
+): string | undefined {
   const options = spec.code ?? [];
   const withValue = spec["options with value"] ?? [];
   const codes: string[] = [];
@@ -1271,12 +1276,11 @@ function programCode(run: Invocation, spec: Language): string | undefined {
     }
   }
   if (codes.length) return codes.join("\n");
-  const stdin = run.command.stdin;
   if (
     stdin !== undefined &&
     (script === undefined || script === "-" || script === "/dev/stdin")
   ) {
-    return stdin; // python3 <<EOF, perl <<< CODE
+    return stdin;
   }
   return undefined;
 }
@@ -1640,11 +1644,10 @@ class Checker {
         };
       }
     }
-    if (
-      ["echo", "printf"].includes(run.name) &&
-      this.pipedTo(run, line, this.data.shells)
-    ) {
-      run.code.push(printed(run).join(" ")); // echo 'CODE' | sh
+    const text = fedText(run);
+    if (text !== undefined) {
+      this.feed(run, line, text);
+      if (run.refusal) return run.refusal;
     }
     const here = this.here; // a cd in code run by another shell does not last
     // eval runs code in this shell, with its functions; bash -c sees only
@@ -1891,19 +1894,54 @@ class Checker {
   /** The commands a program run by python -c, node -e, ... hands to a shell
    * or runs, and the files it deletes, as shell code. */
   findProgram(run: Invocation): void {
-    const programs = this.data.programs;
+    const [grammar, spec] = this.language(run.name);
+    const code = programCode(run, spec, run.command.stdin);
+    if (code !== undefined) this.readProgram(run, code, grammar, spec);
+  }
+
+  /** The grammar and the "programs" entry of interpreter `name`. */
+  language(name: string): [string, Language] {
     for (const grammar of GRAMMARS) {
-      const spec = programs.languages?.[grammar] ?? {};
-      if (!matches(run.name, spec.names ?? [])) continue;
-      const code = programCode(run, spec);
-      if (code !== undefined) {
-        const tokens = withPaths(programTokens(code, grammar), spec);
-        const deleteAs = programs["delete as"] ?? {};
-        const found = programCommands(tokens, spec, grammar, deleteAs);
-        if (found) run.code.push(...found);
-        else run.refusal = TOO_MANY_CALLS;
+      const spec = this.data.programs.languages?.[grammar] ?? {};
+      if (matches(name, spec.names ?? [])) return [grammar, spec];
+    }
+    return ["", {}];
+  }
+
+  /** Adds to run's code what program `code` hands to a shell or runs, and
+   * the files it deletes, as shell code (too many calls: a refusal). */
+  readProgram(
+    run: Invocation,
+    code: string,
+    grammar: string,
+    spec: Language,
+  ): void {
+    const tokens = withPaths(programTokens(code, grammar), spec);
+    const deleteAs = this.data.programs["delete as"] ?? {};
+    const found = programCommands(tokens, spec, grammar, deleteAs);
+    if (found) run.code.push(...found);
+    else run.refusal ??= TOO_MANY_CALLS;
+  }
+
+  /** Text printed into a later command of the pipeline that runs what it
+   * reads: shell code (echo 'CODE' | sh, cat <<EOF | bash), or the program
+   * of an interpreter (echo 'CODE' | python3). */
+  feed(run: Invocation, line: Line, text: string): void {
+    if (this.pipedTo(run, line, this.data.shells)) run.code.push(text);
+    for (const other of line.members(run)) {
+      if (
+        other.position > run.position &&
+        other.command.stdin === undefined &&
+        matches(other.name, this.data.programNames)
+      ) {
+        const [grammar, spec] = this.language(other.name);
+        if (
+          programCode(other, spec, undefined) === undefined &&
+          programCode(other, spec, text)
+        ) {
+          this.readProgram(run, text, grammar, spec);
+        }
       }
-      return;
     }
   }
 
@@ -2244,6 +2282,14 @@ function shellQuoted(value: string): string {
   return "'" + value.replaceAll("'", "'\\''") + "'";
 }
 
+/** What echo or printf prints, or cat of its here-document (cat <<EOF). */
+function fedText(run: Invocation): string | undefined {
+  if (["echo", "printf"].includes(run.name)) return printed(run).join(" ");
+  if (run.name === "cat" && !run.args.length) return run.command.stdin;
+  return undefined;
+}
+
+/** The words echo or printf prints: not echo's options, not printf's format. */
 function printed(run: Invocation): string[] {
   if (run.name === "printf") {
     return run.args.length > 1 ? run.args.slice(1) : run.args;
