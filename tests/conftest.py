@@ -58,8 +58,13 @@ def pytest_report_header() -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     # Keep the user's copier settings (defaults, trust) out of every test.
+    # Each worker, and any other run, sets it up: in one step (os.replace), so
+    # that no copier reads it half written.
     settings = Path(tempfile.gettempdir()) / "zot-ext-template-copier-settings.yml"
-    settings.write_text("{}\n")
+    if not settings.is_file() or settings.read_text() != "{}\n":
+        written = settings.with_name(f"{settings.name}.{os.getpid()}")
+        written.write_text("{}\n")
+        os.replace(written, settings)
     os.environ["COPIER_SETTINGS_PATH"] = str(settings)
     # Each TypeScript project's ./build runs npm install: once the first has
     # fetched the packages, the others take them from npm's cache.
