@@ -260,6 +260,5 @@ def test_the_fuzzer_reaches_both_verdicts(guards):
 
     draw()
     refused = sum(check(c, GUARD_CWD) is not None for c in sample)
-    assert len(sample) >= 250, len(sample)
-    # at least one in twenty of each (31 of 300 are refused today)
-    assert len(sample) // 20 < refused < len(sample) * 19 // 20, (refused, len(sample))
+    assert len(sample) == 300, len(sample)
+    assert 20 < refused < 280, refused  # 31 today
