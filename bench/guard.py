@@ -330,7 +330,7 @@ GO_BENCH = re.compile(r"^Benchmark(\S*?)(?:-\d+)?\s+\d+\s+(.*)$")
 def go_timings(project: Path, plan: Plan) -> dict:
     """`go test -bench Guard4KiB` in the project: {name: {unit: value}}, or {} without one."""
     out = benchmark.sh(
-        ["go", "test", "-run", "^$", "-bench", "Guard4KiB", "-benchtime", f"{plan.reps}x", "."],
+        ["go", "test", "-run", "^$", "-bench", "Guard4KiB", "-benchtime", f"{plan.reps}x", "./zot/guard"],
         project,
     )
     found = {}

@@ -159,11 +159,15 @@ def check_fresh(ext_dir: str, name: str, args: list[str]) -> None:
             sources = [f"src/{n}" for n in names if n.endswith(".ts")]
             built.append((arg, [s for s in sources if not s.endswith(".test.ts")]))
     if os.path.isfile(os.path.join(ext_dir, name)):
-        names = sorted(os.listdir(ext_dir))
-        sources = [
-            n for n in names if n.endswith((".go", ".mod")) and "_test." not in n
-        ]
-        built.append((name, [*sources, "guard-rules.json", "guard-policy.json"]))
+        sources = ["zot/guard/guard-rules.json"]
+        for folder, dirs, files in os.walk(ext_dir):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            sources += [
+                os.path.relpath(os.path.join(folder, n), ext_dir)
+                for n in sorted(files)
+                if n.endswith((".go", ".mod")) and "_test." not in n
+            ]
+        built.append((name, sources))
     for target, sources in built:
         path = os.path.join(ext_dir, target)
         if not os.path.exists(path):

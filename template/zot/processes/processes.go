@@ -1,13 +1,13 @@
-// Nothing a handler starts outlives the extension. At start the extension
-// puts ZOT_EXT_RUN=<its pid>.<a random number> into its environment, so every
+// Package processes makes sure nothing a handler starts outlives the
+// extension. At start the extension puts ZOT_EXT_RUN=<its pid>.<a random number> into its environment, so every
 // process it starts carries it, and so do their children and the ones they
 // leave running in the background. When zot stops the extension (shutdown,
-// or the end of stdin), stopProcesses ends each process that carries it. A
+// or the end of stdin), StopAll ends each process that carries it. A
 // program meant to outlive the extension is started without it:
 // env -u ZOT_EXT_RUN setsid PROGRAM.
 //
-// This file comes from the template, and `copier update` brings its fixes.
-package main
+// This package comes from the template, and `copier update` brings its fixes.
+package processes
 
 import (
 	"bytes"
@@ -30,20 +30,20 @@ const runVariable = "ZOT_EXT_RUN"
 // runMark is this run's value of ZOT_EXT_RUN.
 var runMark = fmt.Sprintf("%d.%016x", os.Getpid(), rand.Uint64())
 
-// callCommands counts the commands callCommand made, to mark each apart.
-var callCommands atomic.Int64
+// commands counts the commands Command made, to mark each apart.
+var commands atomic.Int64
 
 // init marks the processes started from here, before hello.
 func init() { _ = os.Setenv(runVariable, runMark) }
 
-// callCommand is exec.CommandContext for a tool call: once ctx is done (zot
+// Command is exec.CommandContext for a tool call: once ctx is done (zot
 // cancelled the call, or the handler returned), the command is stopped with
 // every process it started, even one it left running in the background. It
 // runs in a process group of its own. Add to its Env rather than replace it:
 // its ZOT_EXT_RUN tells its processes apart.
-func callCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
-	mark := runMark + "/" + strconv.FormatInt(callCommands.Add(1), 10)
+	mark := runMark + "/" + strconv.FormatInt(commands.Add(1), 10)
 	cmd.Env = append(os.Environ(), runVariable+"="+mark)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
@@ -58,10 +58,10 @@ func callCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// stopProcesses stops what the handlers started: every process that carries
+// StopAll stops what the handlers started: every process that carries
 // this run's ZOT_EXT_RUN. It takes 0.5 s at most (zot waits 2 s for the
 // extension to exit).
-func stopProcesses() {
+func StopAll() {
 	if left := stopMarked(runMark); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "killed the processes still running after 0.5 s: %v\n", left)
 	}

@@ -1,12 +1,13 @@
-// The guard: bash commands refused before they run.
+// Package guard refuses bash commands before they run.
 //
-// The rules are data, in guard-rules.json (the template's, replaced on
-// `copier update`), the team's files guard-policy.json includes, and
-// guard-policy.json (yours: rules you add, rules you switch off). This file
+// The rules are data, in guard-rules.json beside this file (the template's,
+// built into the binary and replaced on `copier update`), the team's files
+// guard-policy.json includes, and guard-policy.json in the extension's folder
+// (yours: rules you add, rules you switch off; read at start-up). The guard
 // reads a command the way bash splits it, finds each simple command behind
 // its wrappers (sudo, env, xargs, bash -c '...', $(...)), and asks the rules
 // about it. It belongs to the template: `copier update` replaces it.
-package main
+package guard
 
 import (
 	_ "embed"
@@ -72,9 +73,9 @@ var (
 	}
 )
 
-// checkToolCall returns why a tool call must be refused, or nil to allow it.
-// cwd is the project folder (hello_ack's cwd).
-func checkToolCall(toolName string, toolArgs json.RawMessage, cwd string) *Refusal {
+// Check returns why a tool call must be refused, or nil to allow it. cwd is
+// the project folder (hello_ack's cwd).
+func Check(toolName string, toolArgs json.RawMessage, cwd string) *Refusal {
 	if toolName != "bash" {
 		return nil // the guard judges bash command lines only
 	}
@@ -108,16 +109,20 @@ func checkCommand(command, cwd string) *Refusal {
 func unusableRules(err error) *Refusal {
 	reason := err.Error() + ", so the guard refuses every command"
 	var included includedError
-	if errors.As(err, &included) { // read at start-up, not built in
+	var builtIn builtInError
+	switch {
+	case errors.As(err, &included): // read at start-up, not built in
 		return &Refusal{"unreadable-rules", reason, included.fix}
+	case errors.As(err, &builtIn):
+		return &Refusal{"unreadable-rules", reason, "fix it, then run ./build (the rules are built in)"}
 	}
-	return &Refusal{"unreadable-rules", reason, "fix it, then run ./build (the rules are built in)"}
+	return &Refusal{"unreadable-rules", reason, "fix " + policyFile + " (./smoke-test points at the problem)"}
 }
 
-// warnIfRulesUnusable reads the rules now, so that the first command is not
+// WarnIfRulesUnusable reads the rules now, so that the first command is not
 // kept waiting; when they cannot be used (then every bash call is refused),
 // it tells the user and the log of extension name.
-func warnIfRulesUnusable(name string, to interface {
+func WarnIfRulesUnusable(name string, to interface {
 	Logf(format string, args ...any)
 	Notify(level, message string)
 }) {
@@ -746,12 +751,17 @@ func isNumber(word string) bool {
 
 // --- The rules ------------------------------------------------------------------
 
-// The rules are built into the binary: run ./build after changing them.
+// The template's rules are built into the binary: run ./build after changing
+// them. The extension's own policy is read at start-up from its folder, the
+// working directory zot starts it in.
 var (
 	//go:embed guard-rules.json
 	rulesJSON []byte
-	//go:embed guard-policy.json
-	policyJSON []byte
+)
+
+const (
+	rulesFile  = "zot/guard/guard-rules.json" // as the extension's folder holds it
+	policyFile = "guard-policy.json"
 )
 
 // patterns is a list of names where * stands for any text.
@@ -874,7 +884,14 @@ var (
 
 // loadPolicy reads the rules on first use; an error names the file at fault.
 func loadPolicy() (*policy, error) {
-	loadedOnce.Do(func() { loaded, loadErr = readPolicy(rulesJSON, policyJSON) })
+	loadedOnce.Do(func() {
+		own, err := readOwnPolicy()
+		if err != nil {
+			loadErr = err
+			return
+		}
+		loaded, loadErr = readPolicy(rulesJSON, own)
+	})
 	return loaded, loadErr
 }
 
@@ -915,12 +932,35 @@ func jsonObject(name string, text []byte) (map[string]json.RawMessage, error) {
 	return object, nil
 }
 
-func readPolicy(rulesText, policyText []byte) (*policy, error) {
-	data, err := jsonObject("guard-rules.json", rulesText)
-	if err != nil {
-		return nil, err
+// readOwnPolicy reads guard-policy.json's text from the extension's folder.
+func readOwnPolicy() ([]byte, error) {
+	info, err := os.Stat(policyFile)
+	if errors.Is(err, os.ErrNotExist) {
+		err := fmt.Errorf("%s is missing", policyFile)
+		return nil, includedError{err, fmt.Sprintf("restore %s (git checkout %[1]s, or copier update)", policyFile)}
+	} else if err == nil && info.Size() > maxRulesBytes {
+		err := fmt.Errorf("%s is %d bytes, over the guard's limit of 1 MiB", policyFile, info.Size())
+		return nil, includedError{err, fmt.Sprintf("keep %s under 1 MiB (fewer rules, or broader patterns)", policyFile)}
 	}
-	own, err := jsonObject("guard-policy.json", policyText)
+	text, err := os.ReadFile(policyFile)
+	if err != nil {
+		return nil, includedError{fmt.Errorf("%s cannot be read (%v)", policyFile, err), "fix " + policyFile}
+	}
+	return text, nil
+}
+
+// builtInError is a problem with guard-rules.json, which is built into the
+// binary: fixing it needs ./build.
+type builtInError struct{ error }
+
+func (e builtInError) Unwrap() error { return e.error }
+
+func readPolicy(rulesText, policyText []byte) (*policy, error) {
+	data, err := jsonObject(rulesFile, rulesText)
+	if err != nil {
+		return nil, builtInError{err}
+	}
+	own, err := jsonObject(policyFile, policyText)
 	if err != nil {
 		return nil, err
 	}
@@ -938,13 +978,13 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		field(data, "option values", &optionValues), field(data, "find", &find),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("guard-rules.json has a field of the wrong type (%v)", err)
+		return nil, builtInError{fmt.Errorf("%s has a field of the wrong type (%v)", rulesFile, err)}
 	}
-	template, err := readLayer("guard-rules.json", data)
+	template, err := readLayer(rulesFile, data)
 	if err != nil {
-		return nil, err
+		return nil, builtInError{err}
 	}
-	ownLayer, err := readLayer("guard-policy.json", own)
+	ownLayer, err := readLayer(policyFile, own)
 	if err != nil {
 		return nil, err
 	}
@@ -974,7 +1014,9 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 	for i, l := range layers {
 		for _, text := range l.rules {
 			r, err := readRule(text, lists)
-			if err != nil {
+			if err != nil && i == 0 {
+				return nil, builtInError{err}
+			} else if err != nil {
 				return nil, err
 			}
 			if !switchedOff(r.id, layers[i:]) {
@@ -998,10 +1040,10 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		p.wrappers[name] = w
 	}
 	if err := p.readCode(data["code"]); err != nil {
-		return nil, err
+		return nil, builtInError{err}
 	}
 	if err := p.readPrograms(data["programs"]); err != nil {
-		return nil, err
+		return nil, builtInError{err}
 	}
 	for name, list := range optionValues {
 		p.optionValues[name] = newPatterns(list)
@@ -2485,7 +2527,7 @@ func (p *policy) readPrograms(raw json.RawMessage) error {
 	}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &data); err != nil {
-			return fmt.Errorf("guard-rules.json has a field of the wrong type (programs: %v)", err)
+			return fmt.Errorf("%s has a field of the wrong type (programs: %v)", rulesFile, err)
 		}
 	}
 	p.programs = programs{languages: map[string]*programLanguage{}, deleteAs: data.DeleteAs}
@@ -2496,7 +2538,7 @@ func (p *policy) readPrograms(raw json.RawMessage) error {
 		for _, key := range append([]string{"names", "code", "options with value", "last option", "path objects"}, callKinds[:]...) {
 			var list []string
 			if err := field(fields, key, &list); err != nil {
-				return fmt.Errorf("guard-rules.json has a field of the wrong type (programs %s: %v)", grammar, err)
+				return fmt.Errorf("%s has a field of the wrong type (programs %s: %v)", rulesFile, grammar, err)
 			}
 			spec[key] = list
 		}
@@ -2506,7 +2548,7 @@ func (p *policy) readPrograms(raw json.RawMessage) error {
 			codeAttached: true, pathObjects: newPatterns(spec["path objects"]),
 		}
 		if err := field(fields, "code attached", &language.codeAttached); err != nil {
-			return fmt.Errorf("guard-rules.json has a field of the wrong type (programs %s: %v)", grammar, err)
+			return fmt.Errorf("%s has a field of the wrong type (programs %s: %v)", rulesFile, grammar, err)
 		}
 		for k, kind := range callKinds {
 			language.calls[k] = newPatterns(spec[kind])

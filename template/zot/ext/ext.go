@@ -1,14 +1,19 @@
-// The protocol: JSON frames, one per line, over stdin/stdout, with Go's
-// standard library only. main.go holds the handlers; this file comes from the
-// template, and `copier update` brings its fixes.
+// Package ext speaks zot's extension protocol, JSON frames one per line over
+// stdin/stdout, with Go's standard library only. main.go holds the handlers;
+// this package comes from the template, and `copier update` brings its fixes.
 //
-// The API follows zot's Go SDK: New, one call per handler (Command, Tool,
-// ToolWithOptions, On, InterceptToolCall, InterceptBeforeAgentStart), then
-// Run. Each request runs in its own goroutine, so a slow tool never holds up
-// a guard decision (zot allows a call after 5 s without one), and a handler
+// Its API is the one of zot's Go SDK (github.com/patriceckhart/zot/packages/agent/ext),
+// same names, types and signatures: New, one call per handler (Command,
+// Tool, ToolWithOptions, On, InterceptToolCall, InterceptBeforeAgentStart,
+// OnPanelKey), then Run. What the SDK does not offer has names the SDK does
+// not use: Submit, ClearNotes, NewerHost, OnToolCallBlocked, Markdown,
+// StructuredResult.
+//
+// Each request runs in its own goroutine, so a slow tool never holds up a
+// guard decision (zot allows a call after 5 s without one), and a handler
 // that panics is still answered. Panel keys and events run on the loop that
 // reads stdin, in zot's order.
-package main
+package ext
 
 import (
 	"bufio"
@@ -83,8 +88,8 @@ func OpenPanel(id, title string, lines []string, footer string) Response {
 	return Response{Action: "open_panel", OpenPanel: newPanel(id, title, lines, footer)}
 }
 
-// Content is one block of a tool's result.
-type Content struct {
+// ToolContent is one block of a tool's result.
+type ToolContent struct {
 	Type     string `json:"type"` // "text" or "image"
 	Text     string `json:"text,omitempty"`
 	Format   string `json:"format,omitempty"` // "markdown", or plain text
@@ -93,47 +98,49 @@ type Content struct {
 }
 
 // Text is a block of plain text.
-func Text(text string) Content { return Content{Type: "text", Text: text} }
+func Text(text string) ToolContent { return ToolContent{Type: "text", Text: text} }
 
 // Markdown is a block of text zot renders as Markdown (older zot shows it
 // as is).
-func Markdown(text string) Content { return Content{Type: "text", Text: text, Format: "markdown"} }
+func Markdown(text string) ToolContent {
+	return ToolContent{Type: "text", Text: text, Format: "markdown"}
+}
 
 // Image is an image block from base64 data, such as "image/png".
-func Image(mimeType, base64Data string) Content {
-	return Content{Type: "image", MimeType: mimeType, Data: base64Data}
+func Image(mimeType, base64Data string) ToolContent {
+	return ToolContent{Type: "image", MimeType: mimeType, Data: base64Data}
 }
 
 // ImageBytes is an image block from the image's bytes.
-func ImageBytes(mimeType string, data []byte) Content {
+func ImageBytes(mimeType string, data []byte) ToolContent {
 	return Image(mimeType, base64.StdEncoding.EncodeToString(data))
 }
 
 // ToolResult is a tool's answer to the model.
 type ToolResult struct {
-	Content []Content `json:"content"`
-	IsError bool      `json:"is_error"`
+	Content []ToolContent `json:"content"`
+	IsError bool          `json:"is_error"`
 	// StructuredContent is the result as JSON, matching the tool's
 	// OutputSchema (ToolOptions).
 	StructuredContent json.RawMessage `json:"structured_content,omitempty"`
 }
 
 // TextResult is a tool result of one text block.
-func TextResult(text string) ToolResult { return ToolResult{Content: []Content{Text(text)}} }
+func TextResult(text string) ToolResult { return ToolResult{Content: []ToolContent{Text(text)}} }
 
 // TextErrorResult is a tool result of one text block, marked as an error.
 func TextErrorResult(text string) ToolResult {
-	return ToolResult{Content: []Content{Text(text)}, IsError: true}
+	return ToolResult{Content: []ToolContent{Text(text)}, IsError: true}
 }
 
 // MarkdownResult is a tool result of one Markdown text block.
 func MarkdownResult(text string) ToolResult {
-	return ToolResult{Content: []Content{Markdown(text)}}
+	return ToolResult{Content: []ToolContent{Markdown(text)}}
 }
 
 // StructuredResult is a tool result whose structured_content is value as
 // JSON, with content for the model to read.
-func StructuredResult(value any, content ...Content) ToolResult {
+func StructuredResult(value any, content ...ToolContent) ToolResult {
 	structured, err := json.Marshal(value)
 	if err != nil {
 		return TextErrorResult("could not encode the result: " + err.Error())
@@ -150,11 +157,45 @@ type ToolOptions struct {
 	Interactive bool
 }
 
-// Event is a lifecycle event: its name and the frame's fields as zot sent
-// them.
+// EventResult is the bounded output of a tool, in tool_result events.
+type EventResult struct {
+	Content   []ToolContent `json:"content,omitempty"`
+	IsError   bool          `json:"is_error,omitempty"`
+	Truncated bool          `json:"truncated,omitempty"`
+}
+
+// Event is a lifecycle event; which fields are set depends on Name (zot's
+// documentation of events lists them). Pointers tell a field zot did not
+// send from false or zero.
 type Event struct {
-	Name   string
-	Fields map[string]json.RawMessage
+	Name          string          `json:"event"`
+	AgentRunID    string          `json:"agent_run_id"`
+	SessionID     string          `json:"session_id"`
+	Queued        bool            `json:"queued"`
+	ImageCount    int             `json:"image_count"`
+	CWD           string          `json:"cwd"`
+	Sequence      uint64          `json:"sequence"`
+	Status        string          `json:"status"`
+	Reason        string          `json:"reason"`
+	Source        string          `json:"source"`
+	Decision      string          `json:"decision"`
+	Stage         string          `json:"stage"`
+	Result        *EventResult    `json:"result"`
+	Executed      *bool           `json:"executed"`
+	CompactionID  string          `json:"compaction_id"`
+	MessageCount  *int            `json:"message_count"`
+	TokenEstimate *int            `json:"token_estimate"`
+	AgentID       string          `json:"agent_id"`
+	AgentName     string          `json:"agent_name"`
+	Step          int             `json:"step"`
+	Stop          string          `json:"stop"`
+	Error         string          `json:"error"`
+	ToolID        string          `json:"tool_id"`
+	ToolName      string          `json:"tool_name"`
+	ToolArgs      json.RawMessage `json:"tool_args"`
+	ToolPreview   string          `json:"tool_preview"`
+	ToolArgsRaw   string          `json:"tool_args_raw"`
+	Text          string          `json:"text"`
 }
 
 // BeforeAgentStartEvent is what zot says before the model starts on a
@@ -217,16 +258,10 @@ func New(name, version string) *Extension {
 // Command registers the slash command /name.
 func (e *Extension) Command(name, description string, run func(args string) Response) {
 	e.commands[name] = run
+	e.usesPanels = true // its answer may open a panel
 	e.registrations = append(e.registrations, map[string]any{
 		"type": "register_command", "name": name, "description": description,
 	})
-}
-
-// PanelCommand registers the slash command /name whose answer may open a
-// panel (OpenPanel): hello tells zot the extension uses panels.
-func (e *Extension) PanelCommand(name, description string, run func(args string) Response) {
-	e.usesPanels = true
-	e.Command(name, description, run)
 }
 
 // Tool registers a tool the model calls; schema is the JSON Schema of its
@@ -349,13 +384,8 @@ func (e *Extension) ClosePanel(panelID string) {
 }
 
 // Run says hello, registers the handlers once zot answers, then answers zot
-// until shutdown or the end of stdin. Then it stops the processes the
-// handlers started (processes.go).
-func (e *Extension) Run() error {
-	err := e.serve(os.Stdin)
-	stopProcesses()
-	return err
-}
+// until shutdown or the end of stdin.
+func (e *Extension) Run() error { return e.serve(os.Stdin) }
 
 func (e *Extension) serve(stdin io.Reader) error {
 	// Capabilities are information for zot (tool_cancel asks it to send
@@ -541,7 +571,10 @@ func (e *Extension) event(f frame) {
 		return
 	}
 	defer e.recoverAs("event " + name)
-	handle(Event{Name: name, Fields: f})
+	var event Event
+	text, _ := json.Marshal(f)
+	_ = json.Unmarshal(text, &event) // a field of the wrong type stays unset
+	handle(event)
 }
 
 // recoverAs logs a handler's panic instead of ending the extension.
@@ -601,7 +634,7 @@ func (e *Extension) callTool(ctx context.Context, cancel *context.CancelFunc, id
 		return // cancelled: zot drops a late result anyway
 	}
 	if result.Content == nil {
-		result.Content = []Content{}
+		result.Content = []ToolContent{}
 	}
 	e.send(toolResult{Type: "tool_result", ID: id, ToolResult: result})
 }
