@@ -106,7 +106,7 @@ def test_go_guard_gives_guard_pys_verdicts(projects):
     """go test passes, and a running Go extension answers every case, and
     hundreds of changed ones, with guard.py's rule and message."""
     project = projects.get("go", ["guard"])
-    result = run(["go", "test", "-count=1", "."], project)
+    result = run(["go", "test", "-count=1", "./..."], project)
     assert result.returncode == 0, result.stdout + result.stderr
     check = runpy.run_path(str(projects.get("python", ["guard"]) / "guard.py"))["check"]
     cases = [*GUARD_REFUSED, *GUARD_ALLOWED]
@@ -142,41 +142,73 @@ GO_PROTOCOL = re.compile(
 )
 
 
-def test_main_go_holds_no_protocol_and_the_runtime_is_the_templates_file(tmp_path):
-    """protocol.go is the same in every project; guard.go comes with guard."""
+def test_main_go_holds_no_protocol_and_the_runtime_is_the_templates_package(tmp_path):
+    """zot/ext is the same in every project; zot/guard comes with guard."""
     one = render(tmp_path / "one", language="go", capabilities=["tools"])
     two = render(tmp_path / "two", language="go", capabilities=CAPABILITIES, name="other")
-    assert (one / "protocol.go").read_text() == (two / "protocol.go").read_text()
-    assert GO_PROTOCOL.search((one / "protocol.go").read_text())
-    assert not (one / "guard.go").exists() and (two / "guard.go").is_file()
+    runtime = "zot/ext/ext.go"
+    assert (one / runtime).read_text() == (two / runtime).read_text()
+    assert GO_PROTOCOL.search((one / runtime).read_text())
+    assert not (one / "zot/guard").exists() and (two / "zot/guard/guard.go").is_file()
     three = render(tmp_path / "three", language="go", go_sdk=True, capabilities=["guard"])
-    assert (two / "guard.go").read_text() == (three / "guard.go").read_text()
+    assert not (three / "zot/ext").exists()
+    for name in ("guard.go", "guard-rules.json", "guard-cases.json", "guard_test.go"):
+        assert (two / "zot/guard" / name).read_text() == (three / "zot/guard" / name).read_text()
     for project in (one, two):
         main = (project / "main.go").read_text()
         assert not GO_PROTOCOL.search(main), GO_PROTOCOL.search(main)
         assert "regexp" not in main and "dangerous" not in main
 
 
-@pytest.mark.parametrize(
-    "capabilities", [["commands", "tools"], ["commands", "tools", "prompt"]], ids=combo_id
-)
-def test_both_flavours_main_go_differ_only_in_what_speaks_the_protocol(tmp_path, capabilities):
-    """Switching go_sdk merges cleanly: the handlers are the same lines.
+# What the root of a Go project holds, beside dotfiles, guard-policy.json
+# (with the guard) and skills/: the template's code is under zot/.
+GO_ROOT = {
+    "main.go", "main_test.go", "go.mod", "extension.json", "smoke.json", "README.md",
+    "build", "start", "smoke-test", "zot",
+}  # fmt: skip
 
-    (The guard, the picker and the ask tool differ where the SDK cannot
-    send a frame after a refusal, submit, clear notes or tell an older zot.)
-    """
+
+@pytest.mark.parametrize("go_sdk", [False, True], ids=["std", "sdk"])
+@pytest.mark.parametrize("capabilities", [["commands", "tools"], CAPABILITIES], ids=combo_id)
+def test_the_root_holds_the_users_files_and_zot_the_templates(tmp_path, go_sdk, capabilities):
+    project = render(tmp_path / "p", language="go", go_sdk=go_sdk, capabilities=capabilities)
+    root = {p.name for p in project.iterdir() if not p.name.startswith(".")}
+    extra = {"guard-policy.json"} if "guard" in capabilities else set()
+    extra |= {"skills"} if "skills" in capabilities else set()
+    assert root == GO_ROOT | extra, root ^ (GO_ROOT | extra)
+    assert (project / "zot/ext").exists() != go_sdk
+
+
+@pytest.mark.parametrize("capabilities", [["commands", "tools"], CAPABILITIES], ids=combo_id)
+def test_both_flavours_differ_only_in_the_import_of_ext(tmp_path, capabilities):
+    """One main.go and one main_test.go for both flavours: switching go_sdk
+    merges cleanly."""
     sdk = render(tmp_path / "sdk", language="go", go_sdk=True, capabilities=capabilities)
     std = render(tmp_path / "std", language="go", go_sdk=False, capabilities=capabilities)
+    sdk_main = (sdk / "main.go").read_text()
+    assert f'\n\t"{SDK_MODULE}/packages/agent/ext"\n' in sdk_main
+    std_main = sdk_main.replace(f"{SDK_MODULE}/packages/agent/ext", "example.com/demo-ext/zot/ext")
+    assert std_main == (std / "main.go").read_text()
+    assert (sdk / "main_test.go").read_text() == (std / "main_test.go").read_text()
 
-    def body(project):
-        text = (project / "main.go").read_text().split("\npackage main\n", 1)[1]
-        text = text.replace(f'\n\t"{SDK_MODULE}/packages/agent/ext"\n', "")
-        # After the SDK's Run, main stops what the handlers started (Run does it without it).
-        text = "".join(line for line in text.splitlines(True) if "stopProcesses()" not in line)
-        return text.replace("ext.", "").replace("\n\n)", "\n)")
 
-    assert body(sdk) == body(std)
+@pytest.mark.parametrize("language", ["go", "go-sdk"])
+def test_renaming_the_tool_function_keeps_the_build_and_the_tests(projects, tmp_path, language):
+    """The tests call the tool by the name zot knows it by: renaming its
+    function breaks nothing; taking out its registration fails go test, not
+    ./build, with a message that says what to do."""
+    project = projects.fresh_copy(tmp_path, language, ["commands", "tools"])
+    main = project / "main.go"
+    main.write_text(main.read_text().replace("runTool", "echoText"))
+    for command in (["./build"], ["go", "test", "-count=1", "."]):
+        result = run(command, project)
+        assert result.returncode == 0, result.stdout + result.stderr
+    edit(main, "\textension.ToolWithOptions(tool,", "\t_ = echoText\n\t// extension.ToolWithOptions(tool,")
+    result = run(["./build"], project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    result = run(["go", "test", "-count=1", "."], project)
+    assert result.returncode != 0
+    assert "no tool demo_ext is registered (registered: []): register it in main.go" in result.stdout
 
 
 @pytest.mark.parametrize("own_group", [True, False], ids=["own-group", "shared-group"])

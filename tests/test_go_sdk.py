@@ -44,9 +44,11 @@ def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabiliti
     if capabilities == NO_PROCESS:
         assert not [*project.glob("*.go"), *project.glob("go.*"), *project.glob("build")]
         return
-    guard = ["guard.go"] if "guard" in capabilities else []
-    go_files = [*guard, "main.go", "main_test.go", "processes.go"]
-    assert sorted(p.name for p in project.glob("*.go")) == go_files
+    assert sorted(p.name for p in project.glob("*.go")) == ["main.go", "main_test.go"]
+    packages = {p.parent.name for p in project.glob("zot/*/*.go")}
+    guard = {"guard"} if "guard" in capabilities else set()
+    host = {"host"} if {"panel", "ask"} & set(capabilities) else set()
+    assert packages == {"exttest", "processes", *guard, *host}  # not ext: the SDK's
     go_mod = (project / "go.mod").read_text()
     assert go_mod == "module example.com/demo-ext\n\ngo 1.25.0\n"  # no pinned zot version
     main = (project / "main.go").read_text()
@@ -57,7 +59,7 @@ def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabiliti
         "commands": "extension.Command(command, commandHelp, runCommand)",
         "tools": "extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{}, runTool)",
         "events": "extension.On(event, recordEvent)",
-        "guard": "extension.InterceptToolCall(guard)",
+        "guard": "extension.InterceptToolCall(guardToolCall)",
         "panel": "extension.Command(panelCommand, panelHelp, openPicker)",
         "ask": "extension.ToolWithOptions(askTool, askDescription, askSchema,",
         "prompt": "extension.InterceptBeforeAgentStart(addConventions)",
