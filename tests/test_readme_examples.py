@@ -26,12 +26,12 @@ def example(readme: str) -> tuple[str, dict]:
 
 def put(language: str, source: str, code: str) -> str:
     """Where the README says the code goes: before the run (Python, shell),
-    inside main (Go), or at the end (TypeScript)."""
+    at the end of init (Go), or at the end (TypeScript)."""
     if language == "go":
-        run_call = "\tif err := extension.Run(); err != nil {"
-        assert run_call in source
+        init_end = "}\n\nfunc main() {"
+        assert init_end in source
         indented = "".join(f"\t{line}\n" if line else "\n" for line in code.splitlines())
-        return source.replace(run_call, indented + run_call)
+        return source.replace(init_end, indented + init_end)
     if language == "python":
         main = '\n\nif __name__ == "__main__":'
         assert main in source
