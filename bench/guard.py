@@ -48,7 +48,7 @@ from driver import Extension, Timeout, command_line
 from flavours import VARIANTS, render
 from smoke_test import protocol
 
-CASES = ROOT / "template" / "guard-cases.json"
+CASES = ROOT / "template" / "zot" / "guard" / "guard-cases.json"
 PAGE = ROOT / "docs" / "performance" / "guard.md"
 GENERATED_BEGIN = "<!-- Written by bench/guard.py from here to the end marker: edit above. -->"
 GENERATED_END = "<!-- End of what bench/guard.py writes. -->"

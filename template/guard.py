@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The template's rules, beside its guard-cases.json (the extension's folder
+# holds guard-policy.json, yours).
+RULES_FILE = "zot/guard/guard-rules.json"
 # A longer command is refused unread: checking it could take too long.
 MAX_COMMAND = 65536
 # Code inside code (bash -c '...', eval ...) deeper than this is refused.
@@ -546,7 +549,7 @@ def load_json(name: str) -> dict:
             data = json.load(file)
     except FileNotFoundError:
         fix = f"restore {name} (git checkout {name}, or copier update)"
-        if name not in ("guard-rules.json", "guard-policy.json"):
+        if name not in (RULES_FILE, "guard-policy.json"):
             fix = f'restore {name}, or take it out of "include" in guard-policy.json'
         raise RulesError(name, "is missing", fix) from None
     except OSError as err:
@@ -609,9 +612,9 @@ def policy() -> dict:
     guard-policy.json: read on first use. Rules are asked in that order, a
     list replaces the one of its name from the files before, and "off"
     switches rules of its file and the files before off."""
-    data = load_json("guard-rules.json")
+    data = load_json(RULES_FILE)
     own = load_json("guard-policy.json")
-    no_empty_pattern("guard-rules.json", data)
+    no_empty_pattern(RULES_FILE, data)
     no_empty_pattern("guard-policy.json", own)
     layers = [data, *included(own), own]
     lists = {k: v for layer in layers for k, v in layer.get("lists", {}).items()}

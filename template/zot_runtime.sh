@@ -451,11 +451,10 @@ ext_test_guard_cases() {
 # missing or unreadable, their size when over 1 MiB, not read (in each case
 # the guard refuses every bash command, naming the file).
 _ext_guard_rules() {
-	local name file text path i=0 folder=${_ext_lib%jq}
+	local file text path i=0 folder=${_ext_lib%jq}
 	_ext_guard=()
-	for name in rules policy; do
-		_ext_guard_file "guard_$name" "${folder}guard-$name.json"
-	done
+	_ext_guard_file guard_rules "${folder}zot/guard/guard-rules.json"
+	_ext_guard_file guard_policy "${folder}guard-policy.json"
 	file=${folder}guard-policy.json
 	# Only a policy that names files in "include" needs jq to list them.
 	if [[ ${_ext_guard[${#_ext_guard[@]} - 1]} == "$file" ]]; then

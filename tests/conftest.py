@@ -35,9 +35,9 @@ from flavours import (  # noqa: F401 - the suite imports them from here
     use_sdk,
 )
 
-# The guard's shared table: rendered as guard-cases.json into every project
-# with the guard, which ./smoke-test and the Go and TypeScript unit tests read.
-GUARD_CASES_FILE = ROOT / "template" / "guard-cases.json"
+# The guard's shared table: rendered as zot/guard/guard-cases.json into every
+# project with the guard, which ./smoke-test and the unit tests read.
+GUARD_CASES_FILE = ROOT / "template" / "zot" / "guard" / "guard-cases.json"
 GUARD_CASES = json.loads(GUARD_CASES_FILE.read_text())
 GUARD_CWD = GUARD_CASES.get("cwd", "/home/user/project")  # the project folder they assume
 GUARD_REFUSED: dict[str, str] = GUARD_CASES["refused"]  # command -> the rule refusing it

@@ -86,7 +86,7 @@ def test_a_team_policy_adds_rules_the_projects_own_off_switches_off_again(
     assert any(c["check"] == TEAM and c["status"] == "pass" for c in report["checks"])
     result = run(["./smoke-test", "--guard", "npm publish", "--guard", "teamoff"], project)
     assert f"rule: team-no-publish\n         from: {TEAM}\n" in result.stdout, result.stdout
-    assert "rule: power-off\n         from: guard-rules.json\n" in result.stdout
+    assert "rule: power-off\n         from: zot/guard/guard-rules.json\n" in result.stdout
 
     with_team(project, language, off=["team-no-publish"])  # the project's own off
     after = verdicts(project, tmp_path, ["npm publish", "teamoff"])
@@ -164,4 +164,4 @@ def test_the_smoke_test_fails_on_a_rule_id_two_files_use(projects, tmp_path):
     checks = json.loads(run(["./smoke-test", "--json", "--no-expect"], project).stdout)["checks"]
     failed = [c for c in checks if c["status"] == "fail"]
     assert [c["check"] for c in failed] == [TEAM], failed
-    assert "a second rule with this id (also in guard-rules.json)" in failed[0]["detail"]
+    assert "a second rule with this id (also in zot/guard/guard-rules.json)" in failed[0]["detail"]

@@ -172,7 +172,7 @@ def test_go_asks_for_a_module_path_and_the_sdk_choice(tmp_path):
     assert answers["go_sdk"] is True  # zot's Go SDK unless asked otherwise
     assert (project / "go.mod").read_text().startswith("module example.com/my-ext\n")
     assert "github.com/patriceckhart/zot/packages/agent/ext" in (project / "main.go").read_text()
-    assert not (project / "protocol.go").exists()
+    assert not (project / "zot/ext").exists()
     manifest = json.loads((project / "extension.json").read_text())
     assert manifest["exec"] == "./start" and manifest["language"] == "go"
     assert "exec ./my-ext" in (project / "start").read_text()

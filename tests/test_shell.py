@@ -236,7 +236,8 @@ def test_runtime_files_are_the_templates_and_lint_clean(tmp_path):
     two = render(tmp_path / "two", language="shell", capabilities=CAPABILITIES, name="other")
     for name in RUNTIME:
         assert (one / name).read_bytes() == (two / name).read_bytes(), name
-    assert not (one / "guard-rules.json").exists() and (two / "guard-rules.json").is_file()
+    rules = "zot/guard/guard-rules.json"
+    assert not (one / rules).exists() and (two / rules).is_file()
     scripts = ["zot_runtime.sh", "test_main.sh", "main.sh"]
     for check in (
         [f"{BIN}/shellcheck", *scripts],
@@ -634,7 +635,7 @@ def warnings(frames: list[dict]) -> list[dict]:
 
 
 def test_a_broken_rules_file_is_told_once_after_ready(project, tmp_path):
-    (project / "guard-rules.json").write_text('{"rules": [')
+    (project / "zot/guard/guard-rules.json").write_text('{"rules": [')
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
         _, frames = ext.handshake()
         assert frames[-1]["type"] == "ready"
@@ -642,11 +643,11 @@ def test_a_broken_rules_file_is_told_once_after_ready(project, tmp_path):
         assert note["type"] == "notify" and note["level"] == "warn", note
         message = note["message"]
         assert message.startswith(
-            "demo-ext: the guard cannot use its rules: guard-rules.json is not valid JSON ("
+            "demo-ext: the guard cannot use its rules: zot/guard/guard-rules.json is not valid JSON ("
         )
         assert message.endswith(
             ", so the guard refuses every command."
-            " Instead, fix guard-rules.json (./smoke-test points at the problem)."
+            " Instead, fix zot/guard/guard-rules.json (./smoke-test points at the problem)."
         )
         reply = ext.intercept("bash", {"command": "ls"})
         assert reply["block"] is True

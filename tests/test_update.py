@@ -357,15 +357,15 @@ FROM_0_2_0 = {
         "main.sh",
         "ext_intercept_tool_call guard",
         ["READER", "DANGEROUS"],
-        ["zot_runtime.sh", "jq/reader.jq", "jq/guard.jq", "guard-rules.json", "test_main.sh"],
+        ["zot_runtime.sh", "jq/reader.jq", "jq/guard.jq", "zot/guard/guard-rules.json", "test_main.sh"],
         ["./test_main.sh"],
     ),
     "go": (
         {"language": "go", "go_sdk": False},
         "main.go",
-        "extension.ToolWithOptions(tool, toolDescription, toolSchema, ToolOptions{}, runTool)",
+        "extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{}, runTool)",
         ["var tools = ", "dangerous"],
-        ["protocol.go", "guard.go", "start"],
+        ["zot/ext/ext.go", "zot/guard/guard.go", "start"],
         ["go", "test", "-count=1", "./..."],
     ),
     "go-sdk": (  # built against the suite's SDK (conftest.use_sdk)
@@ -373,7 +373,7 @@ FROM_0_2_0 = {
         "main.go",
         "extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{}, runTool)",
         ["eventFields", "dangerous"],
-        ["guard.go", "start"],
+        ["zot/guard/guard.go", "start"],
         ["go", "test", "-count=1", "./..."],
     ),
     "typescript": (
@@ -429,6 +429,61 @@ def test_a_0_2_0_project_updates_into_the_runtime_layout(tmp_path, flavour):
     smoke(project)
 
 
+# What a Go project of 0.6.1 held at its root that is the template's: the
+# runtime (without the SDK), its tests, the process helper, the guard's
+# engine and data. The update moves them under zot/.
+GO_ROOT_0_6_1 = [
+    "protocol.go", "protocol_test.go", "processes.go", "guard.go", "guard-rules.json",
+    "guard-cases.json",
+]  # fmt: skip
+SHOUT = 'func shout(text string) string { return strings.ToUpper(text) + "!" }\n'
+SHOUT_TEST = 'func TestShout(t *testing.T) {\n\tif shout("a") != "A!" {\n\t\tt.Error(shout("a"))\n\t}\n}\n'
+
+
+@pytest.mark.parametrize("flavour", ["go", "go-sdk"])
+def test_a_0_6_1_go_project_updates_into_the_zot_layout(tmp_path, flavour):
+    """The template's files leave the root for zot/; the user's handler,
+    tests, smoke.json and guard rule survive, with no conflict."""
+    repo = clone_template(tmp_path)
+    assert "v0.6.1" in tag_releases(repo)
+    capabilities = ["commands", "tools", "events", "guard", "panel", "ask", "prompt"]
+    answers = {**FLAVOURS[flavour], "capabilities": capabilities}
+    project = generate(repo, tmp_path / "ext", "v0.6.1", **answers)
+    edit(project / "main.go", "Return it in upper case.", "Shout it.")
+    with (project / "main.go").open("a") as main:
+        main.write("\n// shout is mine.\n" + SHOUT)
+    with (project / "main_test.go").open("a") as tests:
+        tests.write("\n" + SHOUT_TEST)
+    smoke_json = json.loads((project / "smoke.json").read_text())
+    smoke_json["tools"].append({"name": "demo_ext", "args": {"text": "mine"}})
+    (project / "smoke.json").write_text(json.dumps(smoke_json, indent=2) + "\n")
+    policy = json.loads((project / "guard-policy.json").read_text())
+    policy["rules"] = [*policy.get("rules", []), POLICY_RULE]
+    (project / "guard-policy.json").write_text(json.dumps(policy, indent=2) + "\n")
+    commit_all(project, "my edits")
+
+    result = update(project, "--vcs-ref", "HEAD")
+    assert result.returncode == 0, result.stderr
+    assert not conflicted(project) and "UU" not in git(project, "status", "--porcelain")
+    assert not [name for name in GO_ROOT_0_6_1 if (project / name).exists()]
+    assert (project / "zot/guard/guard-rules.json").is_file()
+    assert (project / "zot/ext/ext.go").is_file() == (flavour == "go")
+    main = (project / "main.go").read_text()
+    assert "Shout it." in main and SHOUT in main and "func init() {" in main
+    assert SHOUT_TEST in (project / "main_test.go").read_text()
+    assert {"name": "demo_ext", "args": {"text": "mine"}} in json.loads(
+        (project / "smoke.json").read_text()
+    )["tools"]
+    assert json.loads((project / "guard-policy.json").read_text()) == policy
+    build(project)
+    result = run(["go", "test", "-count=1", "./..."], project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    smoke(project)
+    result = run(["./smoke-test", "--json", "--guard", "docker system prune -af"], project)
+    [verdict] = json.loads(result.stdout)["guard"]
+    assert verdict["rule"] == "no-docker-prune", verdict
+
+
 def conflicted(project: Path) -> list[str]:
     """Files that copier left with conflict markers."""
     return [
@@ -478,7 +533,7 @@ def test_a_go_sdk_project_can_switch_to_the_dependency_free_flavour(releases, tm
     handler = (project / "main.go").read_text()
     assert "packages/agent/ext" not in handler and "<<<<<<<" not in handler
     assert "Shout it." in handler  # the user's edit survives
-    assert (project / "protocol.go").is_file()
+    assert (project / "zot/ext/ext.go").is_file() and not (project / "zot/host/sdk.go").exists()
     build(project)
     smoke(project)
 
@@ -493,7 +548,7 @@ POLICY_RULE = {
 }
 
 
-@pytest.mark.parametrize("language", ["python", "shell"])
+@pytest.mark.parametrize("language", ["python", "shell", "go"])
 def test_your_guard_policy_and_the_templates_new_rules_both_apply_after_update(tmp_path, language):
     """guard-policy.json is the user's: an update changes guard-rules.json only."""
     repo = clone_template(tmp_path)
@@ -504,7 +559,7 @@ def test_your_guard_policy_and_the_templates_new_rules_both_apply_after_update(t
     (project / "guard-policy.json").write_text(json.dumps(policy, indent=2) + "\n")
     commit_all(project, "our guard policy")
     # The template gains a rule and changes the wording of another.
-    rules_file = repo / "template" / "guard-rules.json"
+    rules_file = repo / "template" / "zot" / "guard" / "guard-rules.json"
     rules = json.loads(rules_file.read_text())
     rules["rules"].append(
         {
@@ -522,7 +577,7 @@ def test_your_guard_policy_and_the_templates_new_rules_both_apply_after_update(t
     assert result.returncode == 0, result.stderr
     assert not conflicted(project), git(project, "status", "--porcelain")
     assert json.loads((project / "guard-policy.json").read_text()) == policy
-    assert "(new wording)" in (project / "guard-rules.json").read_text()
+    assert "(new wording)" in (project / "zot/guard/guard-rules.json").read_text()
     build(project)
     verdicts = {
         "docker system prune -af": "no-docker-prune",  # the user's rule

@@ -601,7 +601,7 @@ def secret_forms:
 def unusable($file; $problem):
 	error({unusable: {rule: "unreadable-rules",
 		reason: "\($file) \($problem), so the guard refuses every command",
-		instead: (if $problem | startswith("is missing") and ($file | startswith("guard-") | not) then
+		instead: (if $problem | startswith("is missing") and ($file == "zot/guard/guard-rules.json" or $file == "guard-policy.json" | not) then
 				"restore \($file), or take it out of \"include\" in guard-policy.json"
 			elif $problem | startswith("is missing") then "restore \($file) (git checkout \($file), or copier update)"
 			elif $problem | startswith("includes ") then "name a file inside the extension's folder, relative to it"
@@ -983,8 +983,8 @@ def included($named):
 # all objects, made ready for check: every @name in a rule's lists expanded, and
 # each list of patterns prepared for fits.
 def guard_policy($rules; $policy; included):
-	($rules | if type == "object" then . else unusable("guard-rules.json"; "does not hold a JSON object") end
-		| no_empty_pattern("guard-rules.json"))
+	($rules | if type == "object" then . else unusable("zot/guard/guard-rules.json"; "does not hold a JSON object") end
+		| no_empty_pattern("zot/guard/guard-rules.json"))
 	as $data
 	| ($policy | if type == "object" then . else unusable("guard-policy.json"; "does not hold a JSON object") end
 		| no_empty_pattern("guard-policy.json"))
@@ -1049,7 +1049,7 @@ def rules_for($data):
 # the files it includes ($named.guard_rules, $named.guard_policy and
 # $named.guard_include_N, as rules_file takes them).
 def guard_data($named):
-	guard_policy($named.guard_rules | rules_file("guard-rules.json");
+	guard_policy($named.guard_rules | rules_file("zot/guard/guard-rules.json");
 		$named.guard_policy | rules_file("guard-policy.json"); included($named));
 
 # --- Checking -----------------------------------------------------------------------

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { check, checkToolCall, MAX_COMMAND, refusalMessage } from "./guard.js";
 
-const CASES_FILE = new URL("../guard-cases.json", import.meta.url);
+const CASES_FILE = new URL("../zot/guard/guard-cases.json", import.meta.url);
 const CASES = JSON.parse(readFileSync(CASES_FILE, "utf8")) as {
   cwd: string; // the project folder the cases assume
   refused: Record<string, string>; // command -> the id of the rule refusing it

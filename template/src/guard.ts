@@ -662,6 +662,9 @@ interface RulesFile {
 
 // The project's folder: src/ (tsx) and dist/ (the bundle) both sit in it.
 const FOLDER = new URL("..", import.meta.url);
+// The template's rules, beside its guard-cases.json (the project's folder
+// holds guard-policy.json, yours).
+const RULES_FILE = "zot/guard/guard-rules.json";
 
 /** A rules file the guard cannot use: it refuses every command until fixed. */
 class RulesError extends Error {
@@ -689,7 +692,7 @@ function loadJson(name: string): RulesFile {
     if (err instanceof RulesError) throw err;
     const { code, message } = err as NodeJS.ErrnoException;
     if (code === "ENOENT") {
-      const ours = name === "guard-rules.json" || name === "guard-policy.json";
+      const ours = name === RULES_FILE || name === "guard-policy.json";
       const fix = ours
         ? `restore ${name} (git checkout ${name}, or copier update)`
         : `restore ${name}, or take it out of "include" in guard-policy.json`;
@@ -767,9 +770,9 @@ function included(own: RulesFile): RulesFile[] {
  * rules of its file and the files before off. */
 function policy(): Policy {
   if (loaded) return loaded;
-  const data = loadJson("guard-rules.json");
+  const data = loadJson(RULES_FILE);
   const own = loadJson("guard-policy.json");
-  noEmptyPattern("guard-rules.json", data);
+  noEmptyPattern(RULES_FILE, data);
   noEmptyPattern("guard-policy.json", own);
   const layers = [data, ...included(own), own];
   const lists = new Map(

@@ -40,6 +40,10 @@ FIELD_TYPES.update(cancel=bool, files=dict, system_prompt=str)
 TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "an object"}
 TYPE_NAMES[list] = "a list of strings"
 
+# The template's guard files, in the extension's folder.
+RULES_FILE = "zot/guard/guard-rules.json"
+CASES_FILE = "zot/guard/guard-cases.json"
+
 
 def load_smoke_json(path: str, report: Report) -> dict | None:
     """Read smoke.json, with defaults filled in; FAIL lines and None if broken."""
@@ -156,21 +160,12 @@ def included_paths(policy: dict) -> tuple[list[str], list[str]]:
     return [p for p in paths if p not in outside], problems
 
 
-def template_file(ext_dir: str, name: str) -> str:
-    """Where the extension keeps the template's guard file `name`
-    (guard-rules.json, guard-cases.json), relative to its folder: beside the
-    guard's engine in zot/guard/, or in the folder itself."""
-    inside = f"zot/guard/{name}"
-    return inside if os.path.exists(os.path.join(ext_dir, inside)) else name
-
-
 def guard_files(ext_dir: str) -> list[tuple[str, dict | None, str]]:
     """The guard's rules files in the order it merges them, each read once:
     guard-rules.json, the files guard-policy.json includes, guard-policy.json,
     as (name, data, why data is None) (see read_rules)."""
     own = read_rules(os.path.join(ext_dir, "guard-policy.json"))
-    rules = template_file(ext_dir, "guard-rules.json")
-    names = [rules, *included_paths(own[0] or {})[0]]
+    names = [RULES_FILE, *included_paths(own[0] or {})[0]]
     files = [(name, *read_rules(os.path.join(ext_dir, name))) for name in names]
     return [*files, ("guard-policy.json", *own)]
 

@@ -10,6 +10,8 @@ import tempfile
 import time
 
 from .cases import (
+    CASES_FILE,
+    RULES_FILE,
     command_expectations,
     file_expectations,
     guard_files,
@@ -22,7 +24,6 @@ from .cases import (
     rule_files,
     rules_problems,
     run_cases,
-    template_file,
     tool_expectations,
     tools_with_cases,
     write_files,
@@ -432,7 +433,7 @@ class Session(Wire):
         """guard-rules.json, the files guard-policy.json includes, and
         guard-policy.json: rules a guard can apply."""
         folder = self.opts.ext_dir
-        names = (template_file(folder, "guard-rules.json"), "guard-policy.json")
+        names = (RULES_FILE, "guard-policy.json")
         if not any(os.path.exists(os.path.join(folder, name)) for name in names):
             return  # no guard of the template's
         files = self.guard_files
@@ -471,8 +472,7 @@ class Session(Wire):
 
     def phase_guard_cases_json(self) -> None:
         """guard-cases.json: commands the guard must refuse, and must allow."""
-        folder = self.opts.ext_dir
-        path = os.path.join(folder, template_file(folder, "guard-cases.json"))
+        path = os.path.join(self.opts.ext_dir, CASES_FILE)
         if not os.path.exists(path):
             return  # no guard, or none of these cases
         if self.opts.no_expect:
