@@ -60,6 +60,8 @@ def hello_capabilities(capabilities: list[str], language: str) -> list[str]:
         "panels": {"panel", "ask"},
         "tool_cancel": {"tools", "ask"},
     }
+    if language == "go":  # any command may answer with a panel
+        uses["panels"] = {"commands", "panel", "ask"}
     return [name for name, chosen in uses.items() if chosen & set(capabilities)]
 
 

@@ -289,7 +289,9 @@ def test_previous_release_updates_to_this_checkout(tmp_path):
 FROM_0_3_0 = {
     "python": ("main.py", "Answer briefly and concretely:"),
     "shell": ("main.sh", "Answer briefly and concretely:"),
-    "go": ("main.go", "Answer briefly and concretely:"),
+    # (each line of the standard-library flavour's that named the runtime's
+    # calls has ext. in front since 0.7.0: an edit there is a conflict)
+    "go": ("main.go", "Return it in upper case."),
     "go-sdk": ("main.go", "Answer briefly and concretely:"),
     "typescript": ("src/extension.ts", "Answer briefly and concretely:"),
     "typescript-tsx": ("src/extension.ts", "Answer briefly and concretely:"),
@@ -404,7 +406,9 @@ def test_a_0_2_0_project_updates_into_the_runtime_layout(tmp_path, flavour):
     assert "v0.2.0" in tag_releases(repo)
     project = generate(repo, tmp_path / "ext", "v0.2.0", capabilities=CAPABILITIES_0_2_0, **answers)
     edits = [("The text to echo back.", "The text to repeat.")]
-    if flavour != "python":  # 0.2.0's Python prompt line is not the same line now
+    # 0.2.0's Python prompt line is not the same line now, nor since 0.7.0 the
+    # one of Go's standard-library flavour (ext.Prompt)
+    if flavour not in ("python", "go"):
         edits.append(("Answer briefly and concretely:", "Answer in one sentence:"))
     for old, new in edits:
         edit(project / handler, old, new)
@@ -458,7 +462,9 @@ def test_a_0_6_1_go_project_updates_into_the_zot_layout(tmp_path, flavour):
     smoke_json["tools"].append({"name": "demo_ext", "args": {"text": "mine"}})
     (project / "smoke.json").write_text(json.dumps(smoke_json, indent=2) + "\n")
     policy = json.loads((project / "guard-policy.json").read_text())
-    policy["rules"] = [*policy.get("rules", []), POLICY_RULE]
+    own = {"id": "no-tf-destroy", "command": ["terraform"], "subcommand": ["destroy"]}
+    own.update(reason="terraform destroy removes real infrastructure", instead="ask the user")
+    policy["rules"] = [*policy.get("rules", []), own]
     (project / "guard-policy.json").write_text(json.dumps(policy, indent=2) + "\n")
     commit_all(project, "my edits")
 
@@ -479,9 +485,9 @@ def test_a_0_6_1_go_project_updates_into_the_zot_layout(tmp_path, flavour):
     result = run(["go", "test", "-count=1", "./..."], project)
     assert result.returncode == 0, result.stdout + result.stderr
     smoke(project)
-    result = run(["./smoke-test", "--json", "--guard", "docker system prune -af"], project)
+    result = run(["./smoke-test", "--json", "--guard", "terraform destroy"], project)
     [verdict] = json.loads(result.stdout)["guard"]
-    assert verdict["rule"] == "no-docker-prune", verdict
+    assert verdict["rule"] == "no-tf-destroy", verdict
 
 
 def conflicted(project: Path) -> list[str]:
