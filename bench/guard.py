@@ -49,6 +49,7 @@ from flavours import VARIANTS, render
 from smoke_test import protocol
 
 CASES = ROOT / "template" / "zot" / "guard" / "guard-cases.json"
+GO_GUARD = "./zot/guard"  # the Go guard's package in a project
 PAGE = ROOT / "docs" / "performance" / "guard.md"
 GENERATED_BEGIN = "<!-- Written by bench/guard.py from here to the end marker: edit above. -->"
 GENERATED_END = "<!-- End of what bench/guard.py writes. -->"
@@ -330,7 +331,17 @@ GO_BENCH = re.compile(r"^Benchmark(\S*?)(?:-\d+)?\s+\d+\s+(.*)$")
 def go_timings(project: Path, plan: Plan) -> dict:
     """`go test -bench Guard4KiB` in the project: {name: {unit: value}}, or {} without one."""
     out = benchmark.sh(
-        ["go", "test", "-run", "^$", "-bench", "Guard4KiB", "-benchtime", f"{plan.reps}x", "./zot/guard"],
+        [
+            "go",
+            "test",
+            "-run",
+            "^$",
+            "-bench",
+            "Guard4KiB",
+            "-benchtime",
+            f"{plan.reps}x",
+            GO_GUARD,
+        ],
         project,
     )
     found = {}

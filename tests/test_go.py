@@ -203,12 +203,18 @@ def test_renaming_the_tool_function_keeps_the_build_and_the_tests(projects, tmp_
     for command in (["./build"], ["go", "test", "-count=1", "."]):
         result = run(command, project)
         assert result.returncode == 0, result.stdout + result.stderr
-    edit(main, "\textension.ToolWithOptions(tool,", "\t_ = echoText\n\t// extension.ToolWithOptions(tool,")
+    edit(
+        main,
+        "\textension.ToolWithOptions(tool,",
+        "\t_ = echoText\n\t// extension.ToolWithOptions(tool,",
+    )
     result = run(["./build"], project)
     assert result.returncode == 0, result.stdout + result.stderr
     result = run(["go", "test", "-count=1", "."], project)
     assert result.returncode != 0
-    assert "no tool demo_ext is registered (registered: []): register it in main.go" in result.stdout
+    assert (
+        "no tool demo_ext is registered (registered: []): register it in main.go" in result.stdout
+    )
 
 
 @pytest.mark.parametrize("own_group", [True, False], ids=["own-group", "shared-group"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 
 import pytest
 from conftest import CAPABILITIES, FLAVOURS, HANDLER, LANGUAGES, ROOT, VARIANTS, render
@@ -62,3 +63,16 @@ def test_no_path_under_template_carries_a_condition():
     template = ROOT / "template"
     conditional = [str(p.relative_to(template)) for p in template.rglob("*") if "{%" in p.name]
     assert not conditional, conditional
+
+
+def test_one_go_skeleton_and_one_go_test_template_for_both_flavours():
+    """Both Go flavours render template/main.go.jinja and main_test.go.jinja:
+    no second copy of the handlers anywhere in the repository."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    go_templates = [name for name in tracked if name.endswith(".go.jinja")]
+    mains = [name for name in go_templates if "func main()" in (ROOT / name).read_text()]
+    tests = [name for name in go_templates if name.endswith("_test.go.jinja")]
+    assert mains == ["template/main.go.jinja"] and tests == ["template/main_test.go.jinja"]

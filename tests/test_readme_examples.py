@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, HANDLER, LANGUAGES, VARIANTS, build, render, smoke
+from conftest import CAPABILITIES, HANDLER, LANGUAGES, VARIANTS, build, render, run, smoke
 
 HEADING = "### A second command and a second tool"
 
@@ -57,6 +57,13 @@ def test_the_readme_example_of_a_second_command_and_tool_works(projects, tmp_pat
     report = smoke(project)
     checked = " ".join(c["check"] for c in report["checks"])
     assert "shout" in checked and "split_words" in checked, checked
+    if VARIANTS[variant].language == "go":  # and a unit test of the tool
+        section = (project / "README.md").read_text().split(HEADING, 1)[1]
+        test = re.findall(r"```go\n(.*?)```", section, re.DOTALL)[1]
+        with (project / "main_test.go").open("a") as tests:
+            tests.write("\n" + test)
+        result = run(["go", "test", "-count=1", "-v", "-run", "TestSplitWords", "."], project)
+        assert "--- PASS: TestSplitWords" in result.stdout, result.stdout + result.stderr
 
 
 def test_every_language_has_the_example(tmp_path):

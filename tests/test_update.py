@@ -359,7 +359,13 @@ FROM_0_2_0 = {
         "main.sh",
         "ext_intercept_tool_call guard",
         ["READER", "DANGEROUS"],
-        ["zot_runtime.sh", "jq/reader.jq", "jq/guard.jq", "zot/guard/guard-rules.json", "test_main.sh"],
+        [
+            "zot_runtime.sh",
+            "jq/reader.jq",
+            "jq/guard.jq",
+            "zot/guard/guard-rules.json",
+            "test_main.sh",
+        ],
         ["./test_main.sh"],
     ),
     "go": (
@@ -441,7 +447,9 @@ GO_ROOT_0_6_1 = [
     "guard-cases.json",
 ]  # fmt: skip
 SHOUT = 'func shout(text string) string { return strings.ToUpper(text) + "!" }\n'
-SHOUT_TEST = 'func TestShout(t *testing.T) {\n\tif shout("a") != "A!" {\n\t\tt.Error(shout("a"))\n\t}\n}\n'
+SHOUT_TEST = (
+    'func TestShout(t *testing.T) {\n\tif shout("a") != "A!" {\n\t\tt.Error(shout("a"))\n\t}\n}\n'
+)
 
 
 @pytest.mark.parametrize("flavour", ["go", "go-sdk"])
