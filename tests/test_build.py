@@ -154,7 +154,7 @@ def test_a_stale_build_is_caught(projects, tmp_path, language, source, built):
     if language.startswith("go"):
         result = run(["./start"], project, stdin=subprocess.DEVNULL)
         assert result.returncode == 0, result.stderr
-        assert f"start: {source} is newer than ./{built}: building it again" in result.stderr
+        assert f"start: {source} is newer than ./{built}: building it (./build)" in result.stderr
         assert os.path.getmtime(project / built) > earlier  # built again
         smoke(project)
 

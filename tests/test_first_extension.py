@@ -38,26 +38,26 @@ def todo(args: str) -> dict:
 
 """
 GO = """
-func countLines(args json.RawMessage) {ext}ToolResult {
+func countLines(args json.RawMessage) ext.ToolResult {
 	var in struct{ Path string }
 	if json.Unmarshal(args, &in) != nil || in.Path == "" {
-		return {ext}TextErrorResult(`invalid arguments: send {"path": "..."}`)
+		return ext.TextErrorResult(`invalid arguments: send {"path": "..."}`)
 	}
 	data, err := os.ReadFile(extension.Host().CWD + "/" + in.Path)
 	if err != nil {
-		return {ext}TextErrorResult("no such file: " + in.Path)
+		return ext.TextErrorResult("no such file: " + in.Path)
 	}
-	return {ext}TextResult(strconv.Itoa(strings.Count(string(data), "\\n")))
+	return ext.TextResult(strconv.Itoa(strings.Count(string(data), "\\n")))
 }
 
-func todo(args string) {ext}Response {
+func todo(args string) ext.Response {
 	file, err := os.OpenFile(extension.Host().CWD+"/TODO.md", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
-		return {ext}Errorf("%v", err)
+		return ext.Errorf("%v", err)
 	}
 	defer file.Close()
 	fmt.Fprintf(file, "- %s\\n", strings.TrimSpace(args))
-	return {ext}Display("added")
+	return ext.Display("added")
 }
 """
 GO_REGISTER = """	extension.Tool("count_lines", "Count the lines of a file of the project.",
@@ -143,12 +143,11 @@ def add_the_task(project, language: str) -> None:
             '\nif __name__ == "__main__":', PYTHON + '\nif __name__ == "__main__":'
         )
     elif language.startswith("go"):
-        ext = "ext." if language == "go-sdk" else ""
         source = source.replace("import (\n", 'import (\n\t"fmt"\n\t"strconv"\n', 1)
-        source = source.replace(
-            "\tif err := extension.Run()", GO_REGISTER + "\tif err := extension.Run()"
-        )
-        source += GO.replace("{ext}", ext)
+        init_end = "}\n\nfunc main() {"  # the registrations are in init
+        assert init_end in source
+        source = source.replace(init_end, GO_REGISTER + init_end)
+        source += GO
     elif language.startswith("typescript"):
         imports = 'import { appendFileSync, readFileSync } from "node:fs";\n'
         imports += 'import { join } from "node:path";\n'

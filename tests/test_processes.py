@@ -44,22 +44,22 @@ def spawn_tied(args: object, cancelled: Event) -> str:
 
 """
 GO = """
-func spawn(args json.RawMessage) {ext}ToolResult {
+func spawn(args json.RawMessage) ext.ToolResult {
 	_ = exec.Command("sh", "-c", "sleep 100 &").Run()
 	_ = exec.Command("sleep", "60").Run()
-	return {ext}TextResult("done")
+	return ext.TextResult("done")
 }
 
-func spawnTied(ctx context.Context, args json.RawMessage) {ext}ToolResult {
-	_ = callCommand(ctx, "sh", "-c", "sleep 100 &").Run()
-	_ = callCommand(ctx, "sleep", "60").Run()
-	return {ext}TextResult("done")
+func spawnTied(ctx context.Context, args json.RawMessage) ext.ToolResult {
+	_ = processes.Command(ctx, "sh", "-c", "sleep 100 &").Run()
+	_ = processes.Command(ctx, "sleep", "60").Run()
+	return ext.TextResult("done")
 }
 """
 GO_REGISTER = """	extension.Tool("spawn", "Start a background process and wait for another.",
 		json.RawMessage(`{"type": "object"}`), spawn)
 	extension.ToolWithOptions("spawn_tied", "The same, tied to the call.",
-		json.RawMessage(`{"type": "object"}`), {ext}ToolOptions{}, spawnTied)
+		json.RawMessage(`{"type": "object"}`), ext.ToolOptions{}, spawnTied)
 """
 TYPESCRIPT = """
 ext.tool(
@@ -108,12 +108,10 @@ def add_spawning_tools(project: Path, variant: str) -> None:
             '\nif __name__ == "__main__":', PYTHON + '\nif __name__ == "__main__":'
         )
     elif variant.startswith("go"):
-        ext = "ext." if variant == "go-sdk" else ""
         source = source.replace("import (\n", 'import (\n\t"os/exec"\n', 1)
-        run_call = "\tif err := extension.Run()"
-        assert run_call in source
-        source = source.replace(run_call, GO_REGISTER.replace("{ext}", ext) + run_call)
-        source += GO.replace("{ext}", ext)
+        init_end = "}\n\nfunc main() {"  # the registrations are in init
+        assert init_end in source
+        source = source.replace(init_end, GO_REGISTER + init_end) + GO
     elif variant.startswith("typescript"):
         imports = 'import { spawn } from "node:child_process";\n'
         imports += 'import { once } from "node:events";\n'

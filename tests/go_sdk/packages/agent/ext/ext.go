@@ -73,9 +73,9 @@ type Response struct {
 // ToolContent is one block of a tool result: text (Format "markdown" or
 // empty) or an image (MimeType and base64 Data).
 type ToolContent struct {
+	Format   string
 	Type     string
 	Text     string
-	Format   string
 	MimeType string
 	Data     string
 }
