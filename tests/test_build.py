@@ -136,6 +136,10 @@ def test_a_stale_build_is_caught(projects, tmp_path, language, source, built):
     ./start builds again before it starts the binary."""
     project = projects.fresh_copy(tmp_path, language, ["commands", "tools"])
     earlier = os.path.getmtime(project / source) - 10  # built before the edit
+    if language.startswith("go"):  # and after every other source
+        for path in project.rglob("*.go"):
+            os.utime(path, (earlier - 10, earlier - 10))
+        os.utime(project / "go.mod", (earlier - 10, earlier - 10))
     os.utime(project / built, (earlier, earlier))
     os.utime(project / source)  # the edit: the newest source
     result = run(["./smoke-test"], project)
