@@ -285,6 +285,22 @@ def test_previous_release_updates_to_this_checkout(tmp_path):
     smoke(project)
 
 
+SMOKE_CASE = {"name": "demo_ext", "args": {"text": "mine"}}
+
+
+def add_a_smoke_case_and_a_guard_rule(project: Path) -> dict:
+    """A user's case in smoke.json and rule in guard-policy.json: the policy."""
+    smoke_json = json.loads((project / "smoke.json").read_text())
+    smoke_json["tools"].append(SMOKE_CASE)
+    (project / "smoke.json").write_text(json.dumps(smoke_json, indent=2) + "\n")
+    policy = json.loads((project / "guard-policy.json").read_text())
+    own = {"id": "no-tf-destroy", "command": ["terraform"], "subcommand": ["destroy"]}
+    own.update(reason="terraform destroy removes real infrastructure", instead="ask the user")
+    policy["rules"] = [*policy.get("rules", []), own]
+    (project / "guard-policy.json").write_text(json.dumps(policy, indent=2) + "\n")
+    return policy
+
+
 # Per flavour: the handler and a text in it that 0.3.0 and now share.
 FROM_0_3_0 = {
     "python": ("main.py", "Answer briefly and concretely:"),
@@ -310,23 +326,14 @@ def test_a_0_3_0_project_updates_into_the_zot_folder(tmp_path, flavour):
     project = generate(repo, tmp_path / "ext", "v0.3.0", **answers)
     assert not (project / "zot").exists()
     edit(project / handler, text, "Answer in one sentence:")
-    smoke_json = json.loads((project / "smoke.json").read_text())
-    smoke_json["tools"].append({"name": "demo_ext", "args": {"text": "mine"}})
-    (project / "smoke.json").write_text(json.dumps(smoke_json, indent=2) + "\n")
-    policy = json.loads((project / "guard-policy.json").read_text())
-    own = {"id": "no-tf-destroy", "command": ["terraform"], "subcommand": ["destroy"]}
-    own.update(reason="terraform destroy removes real infrastructure", instead="ask the user")
-    policy["rules"] = [*policy.get("rules", []), own]
-    (project / "guard-policy.json").write_text(json.dumps(policy, indent=2) + "\n")
+    policy = add_a_smoke_case_and_a_guard_rule(project)
     commit_all(project, "my edits")
 
     result = update(project, "--vcs-ref", "HEAD")
     assert result.returncode == 0, result.stderr
     assert not conflicted(project) and "UU" not in git(project, "status", "--porcelain")
     assert "Answer in one sentence:" in (project / handler).read_text()
-    assert {"name": "demo_ext", "args": {"text": "mine"}} in json.loads(
-        (project / "smoke.json").read_text()
-    )["tools"]
+    assert SMOKE_CASE in json.loads((project / "smoke.json").read_text())["tools"]
     assert json.loads((project / "guard-policy.json").read_text()) == policy
     assert (project / "zot" / "smoke_test" / "cli.py").is_file()
     assert len((project / "smoke-test").read_text().splitlines()) <= 15
@@ -466,14 +473,7 @@ def test_a_0_6_1_go_project_updates_into_the_zot_layout(tmp_path, flavour):
         main.write("\n// shout is mine.\n" + SHOUT)
     with (project / "main_test.go").open("a") as tests:
         tests.write("\n" + SHOUT_TEST)
-    smoke_json = json.loads((project / "smoke.json").read_text())
-    smoke_json["tools"].append({"name": "demo_ext", "args": {"text": "mine"}})
-    (project / "smoke.json").write_text(json.dumps(smoke_json, indent=2) + "\n")
-    policy = json.loads((project / "guard-policy.json").read_text())
-    own = {"id": "no-tf-destroy", "command": ["terraform"], "subcommand": ["destroy"]}
-    own.update(reason="terraform destroy removes real infrastructure", instead="ask the user")
-    policy["rules"] = [*policy.get("rules", []), own]
-    (project / "guard-policy.json").write_text(json.dumps(policy, indent=2) + "\n")
+    policy = add_a_smoke_case_and_a_guard_rule(project)
     commit_all(project, "my edits")
 
     result = update(project, "--vcs-ref", "HEAD")
@@ -485,9 +485,7 @@ def test_a_0_6_1_go_project_updates_into_the_zot_layout(tmp_path, flavour):
     main = (project / "main.go").read_text()
     assert "Shout it." in main and SHOUT in main and "func init() {" in main
     assert SHOUT_TEST in (project / "main_test.go").read_text()
-    assert {"name": "demo_ext", "args": {"text": "mine"}} in json.loads(
-        (project / "smoke.json").read_text()
-    )["tools"]
+    assert SMOKE_CASE in json.loads((project / "smoke.json").read_text())["tools"]
     assert json.loads((project / "guard-policy.json").read_text()) == policy
     build(project)
     result = run(["go", "test", "-count=1", "./..."], project)

@@ -108,11 +108,11 @@ func checkCommand(command, cwd string) *Refusal {
 
 func unusableRules(err error) *Refusal {
 	reason := err.Error() + ", so the guard refuses every command"
-	var included includedError
+	var unread readError
 	var builtIn builtInError
 	switch {
-	case errors.As(err, &included): // read at start-up, not built in
-		return &Refusal{"unreadable-rules", reason, included.fix}
+	case errors.As(err, &unread): // read at start-up, not built in
+		return &Refusal{"unreadable-rules", reason, unread.fix}
 	case errors.As(err, &builtIn):
 		return &Refusal{"unreadable-rules", reason, "fix it, then run ./build (the rules are built in)"}
 	}
@@ -934,17 +934,22 @@ func jsonObject(name string, text []byte) (map[string]json.RawMessage, error) {
 
 // readOwnPolicy reads guard-policy.json's text from the extension's folder.
 func readOwnPolicy() ([]byte, error) {
-	info, err := os.Stat(policyFile)
+	return readRulesFile(policyFile, fmt.Sprintf("restore %s (git checkout %[1]s, or copier update)", policyFile))
+}
+
+// readRulesFile reads the text of a rules file read at start-up (not built
+// in); restore is what to do when it is missing.
+func readRulesFile(path, restore string) ([]byte, error) {
+	info, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
-		err := fmt.Errorf("%s is missing", policyFile)
-		return nil, includedError{err, fmt.Sprintf("restore %s (git checkout %[1]s, or copier update)", policyFile)}
+		return nil, readError{fmt.Errorf("%s is missing", path), restore}
 	} else if err == nil && info.Size() > maxRulesBytes {
-		err := fmt.Errorf("%s is %d bytes, over the guard's limit of 1 MiB", policyFile, info.Size())
-		return nil, includedError{err, fmt.Sprintf("keep %s under 1 MiB (fewer rules, or broader patterns)", policyFile)}
+		err := fmt.Errorf("%s is %d bytes, over the guard's limit of 1 MiB", path, info.Size())
+		return nil, readError{err, fmt.Sprintf("keep %s under 1 MiB (fewer rules, or broader patterns)", path)}
 	}
-	text, err := os.ReadFile(policyFile)
+	text, err := os.ReadFile(path)
 	if err != nil {
-		return nil, includedError{fmt.Errorf("%s cannot be read (%v)", policyFile, err), "fix " + policyFile}
+		return nil, readError{fmt.Errorf("%s cannot be read (%v)", path, err), "fix " + path}
 	}
 	return text, nil
 }
@@ -1083,9 +1088,10 @@ func switchedOff(id string, layers []layer) bool {
 	return false
 }
 
-// includedError is a problem with a file guard-policy.json includes, and its
-// fix: such a file is not built in, so fixing it needs no ./build.
-type includedError struct {
+// readError is a problem with a rules file read at start-up, guard-policy.json
+// or a file it includes, and its fix: such a file is not built in, so fixing
+// it needs no ./build.
+type readError struct {
 	error
 	fix string
 }
@@ -1112,11 +1118,11 @@ func readIncluded(own map[string]json.RawMessage) ([]layer, error) {
 		}
 		if _, ok := object["include"]; ok {
 			err := fmt.Errorf(`%s has an "include" of its own (an included file cannot include)`, path)
-			return nil, includedError{err, fmt.Sprintf(`move the files %s includes into guard-policy.json's "include"`, path)}
+			return nil, readError{err, fmt.Sprintf(`move the files %s includes into guard-policy.json's "include"`, path)}
 		}
 		l, err := readLayer(path, object)
 		if err != nil {
-			return nil, includedError{err, fmt.Sprintf("fix %s (./smoke-test points at the problem)", path)}
+			return nil, readError{err, fmt.Sprintf("fix %s (./smoke-test points at the problem)", path)}
 		}
 		layers = append(layers, l)
 	}
@@ -1125,21 +1131,13 @@ func readIncluded(own map[string]json.RawMessage) ([]layer, error) {
 
 // readIncludedFile reads a file guard-policy.json includes as a JSON object.
 func readIncludedFile(path string) (map[string]json.RawMessage, error) {
-	info, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		err := fmt.Errorf("%s is missing", path)
-		return nil, includedError{err, fmt.Sprintf(`restore %s, or take it out of "include" in guard-policy.json`, path)}
-	} else if err == nil && info.Size() > maxRulesBytes {
-		err := fmt.Errorf("%s is %d bytes, over the guard's limit of 1 MiB", path, info.Size())
-		return nil, includedError{err, fmt.Sprintf("keep %s under 1 MiB (fewer rules, or broader patterns)", path)}
-	}
-	text, err := os.ReadFile(path)
+	text, err := readRulesFile(path, fmt.Sprintf(`restore %s, or take it out of "include" in guard-policy.json`, path))
 	if err != nil {
-		return nil, includedError{fmt.Errorf("%s cannot be read (%v)", path, err), "fix " + path}
+		return nil, err
 	}
 	object, err := jsonObject(path, text)
 	if err != nil {
-		return nil, includedError{err, fmt.Sprintf("fix %s (./smoke-test points at the problem)", path)}
+		return nil, readError{err, fmt.Sprintf("fix %s (./smoke-test points at the problem)", path)}
 	}
 	return object, nil
 }

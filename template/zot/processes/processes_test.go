@@ -23,24 +23,12 @@ func TestACallsCommandsStopWithItsContextEvenWhatTheyLeftRunning(t *testing.T) {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// The background sleep may still be starting (its environ reads empty
-	// while it execs): look again for a while.
-	for deadline := time.Now().Add(2 * time.Second); len(marked(runMark)) != 2; {
-		if time.Now().After(deadline) {
-			t.Fatalf("processes of this run: %v, want the two sleeps", marked(runMark))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitForMarked(t, 2) // the two sleeps
 	cancel()
 	if err := child.Wait(); err == nil {
 		t.Error("the child ran to its end")
 	}
-	for deadline := time.Now().Add(2 * time.Second); len(marked(runMark)) > 0; {
-		if time.Now().After(deadline) {
-			t.Fatalf("still running 2 s after the call ended: %v", marked(runMark))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForMarked(t, 0) // the call ended: nothing it started is left
 }
 
 func TestStopAllEndsWhatTheRunStarted(t *testing.T) {
@@ -50,14 +38,21 @@ func TestStopAllEndsWhatTheRunStarted(t *testing.T) {
 	if err := Command(context.Background(), "sh", "-c", "sleep 30 &").Run(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(2 * time.Second); len(marked(runMark)) != 1; {
-		if time.Now().After(deadline) {
-			t.Fatalf("processes of this run: %v, want the background sleep", marked(runMark))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitForMarked(t, 1) // the background sleep
 	StopAll()
 	if left := marked(runMark); len(left) > 0 {
 		t.Errorf("still running after StopAll: %v", left)
+	}
+}
+
+// waitForMarked waits up to 2 s for count processes of this run. One may
+// still be starting: its environ reads empty while it execs.
+func waitForMarked(t *testing.T, count int) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); len(marked(runMark)) != count; {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of this run: %v, want %d of them", marked(runMark), count)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
