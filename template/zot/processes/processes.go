@@ -72,11 +72,18 @@ func StopAll() {
 func stopMarked(mark string) []int {
 	signalled := map[int]bool{}
 	deadline := time.Now().Add(500 * time.Millisecond)
-	for {
+	for empty := 0; ; {
 		pids := marked(mark)
 		if len(pids) == 0 {
-			return nil
+			// A process in the middle of exec reads as unmarked for a
+			// moment: none found twice, 10 ms apart, is none.
+			if empty++; empty == 2 {
+				return nil
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
 		}
+		empty = 0
 		if time.Now().After(deadline) {
 			for _, pid := range pids {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
