@@ -88,6 +88,13 @@ def smoke(project: Path, *args: str, timeout: float = 120) -> dict:
     return report
 
 
+def register_in_go(source: str, registrations: str) -> str:
+    """main.go with more registrations at the end of its init."""
+    init_end = "}\n\nfunc main() {"
+    assert init_end in source
+    return source.replace(init_end, registrations + init_end)
+
+
 def build(project: Path) -> None:
     use_sdk(project)
     result = run(["./build"], project)

@@ -9,7 +9,7 @@ import copy
 import json
 
 import pytest
-from conftest import LANGUAGES, VARIANTS, build, run, smoke
+from conftest import LANGUAGES, VARIANTS, build, register_in_go, run, smoke
 
 # Per language: (text in the handler file to insert before, the code).
 PYTHON = """
@@ -144,9 +144,7 @@ def add_the_task(project, language: str) -> None:
         )
     elif language.startswith("go"):
         source = source.replace("import (\n", 'import (\n\t"fmt"\n\t"strconv"\n', 1)
-        init_end = "}\n\nfunc main() {"  # the registrations are in init
-        assert init_end in source
-        source = source.replace(init_end, GO_REGISTER + init_end)
+        source = register_in_go(source, GO_REGISTER)
         source += GO
     elif language.startswith("typescript"):
         imports = 'import { appendFileSync, readFileSync } from "node:fs";\n'

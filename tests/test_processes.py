@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import LANGUAGES, VARIANTS, build
+from conftest import LANGUAGES, VARIANTS, build, register_in_go
 from host import ExtensionProcess
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
@@ -109,9 +109,7 @@ def add_spawning_tools(project: Path, variant: str) -> None:
         )
     elif variant.startswith("go"):
         source = source.replace("import (\n", 'import (\n\t"os/exec"\n', 1)
-        init_end = "}\n\nfunc main() {"  # the registrations are in init
-        assert init_end in source
-        source = source.replace(init_end, GO_REGISTER + init_end) + GO
+        source = register_in_go(source, GO_REGISTER) + GO
     elif variant.startswith("typescript"):
         imports = 'import { spawn } from "node:child_process";\n'
         imports += 'import { once } from "node:events";\n'

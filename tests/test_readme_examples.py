@@ -12,7 +12,17 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CAPABILITIES, HANDLER, LANGUAGES, VARIANTS, build, render, run, smoke
+from conftest import (
+    CAPABILITIES,
+    HANDLER,
+    LANGUAGES,
+    VARIANTS,
+    build,
+    register_in_go,
+    render,
+    run,
+    smoke,
+)
 
 HEADING = "### A second command and a second tool"
 
@@ -28,10 +38,8 @@ def put(language: str, source: str, code: str) -> str:
     """Where the README says the code goes: before the run (Python, shell),
     at the end of init (Go), or at the end (TypeScript)."""
     if language == "go":
-        init_end = "}\n\nfunc main() {"
-        assert init_end in source
         indented = "".join(f"\t{line}\n" if line else "\n" for line in code.splitlines())
-        return source.replace(init_end, indented + init_end)
+        return register_in_go(source, indented)
     if language == "python":
         main = '\n\nif __name__ == "__main__":'
         assert main in source

@@ -523,7 +523,7 @@ func (e *Extension) handle(line []byte) (stop bool) {
 	case "hello_ack":
 		e.register(line)
 	case "event":
-		e.event(f)
+		e.event(line, f)
 	case "shutdown":
 		e.send(map[string]any{"type": "shutdown_ack"})
 		return true
@@ -564,7 +564,7 @@ func (e *Extension) register(line []byte) {
 }
 
 // event runs an event's handler on the read loop, so handlers see zot's order.
-func (e *Extension) event(f frame) {
+func (e *Extension) event(line []byte, f frame) {
 	name, _ := f.text("event")
 	handle := e.onEvent[name]
 	if handle == nil {
@@ -572,8 +572,7 @@ func (e *Extension) event(f frame) {
 	}
 	defer e.recoverAs("event " + name)
 	var event Event
-	text, _ := json.Marshal(f)
-	_ = json.Unmarshal(text, &event) // a field of the wrong type stays unset
+	_ = json.Unmarshal(line, &event) // a field of the wrong type stays unset
 	handle(event)
 }
 

@@ -64,16 +64,16 @@ type Zot struct {
 	// Project is zot's project folder (hello_ack's cwd), an empty folder of
 	// its own; DataDir is the extension's data folder, another.
 	Project, DataDir string
-	// Commands, Tools and Events are what the extension registered.
-	Commands, Tools, Events []string
+	// Commands and Tools are what the extension registered.
+	Commands, Tools []string
 
 	ids      atomic.Int64
 	writing  sync.Mutex
 	mu       sync.Mutex
-	waiting  map[string]chan frame // by request id
-	frames   []Frame               // sent by the extension on its own
-	arrived  chan struct{}         // a frame was added to frames
-	problem  string                // a line that is not a JSON object
+	waiting  map[string]chan []byte // replies, by request id
+	frames   []Frame                // sent by the extension on its own
+	arrived  chan struct{}          // a frame was added to frames
+	problem  string                 // a line that is not a JSON object
 	log      strings.Builder
 	finished chan error // Run's result
 }
@@ -87,12 +87,6 @@ func (f Frame) Type() string { text, _ := f["type"].(string); return text }
 
 // Text is a string field of the frame ("" if it has none).
 func (f Frame) Text(field string) string { text, _ := f[field].(string); return text }
-
-// frame is one line from the extension, decoded.
-type frame struct {
-	fields Frame
-	line   []byte
-}
 
 // Response is a command's answer.
 type Response struct {
@@ -143,7 +137,7 @@ type Content struct {
 func Start(run func() error) *Zot {
 	os.Stdout = stdout
 	z := &Zot{
-		waiting: map[string]chan frame{}, arrived: make(chan struct{}, 1), finished: make(chan error, 1),
+		waiting: map[string]chan []byte{}, arrived: make(chan struct{}, 1), finished: make(chan error, 1),
 	}
 	var err error
 	if z.Project, err = os.MkdirTemp("", "exttest-project-"); err == nil {
@@ -243,16 +237,11 @@ func (z *Zot) read(lines *bufio.Scanner, ready chan struct{}) {
 			z.Commands = append(z.Commands, f.Text("name"))
 		case f.Type() == "register_tool":
 			z.Tools = append(z.Tools, f.Text("name"))
-		case f.Type() == "subscribe":
-			events, _ := f["events"].([]any)
-			for _, event := range events {
-				z.Events = append(z.Events, fmt.Sprint(event))
-			}
 		case f.Type() == "ready" && ready != nil:
 			close(ready)
 			ready = nil
 		case id != "" && z.waiting[id] != nil:
-			z.waiting[id] <- frame{f, slices.Clone(lines.Bytes())}
+			z.waiting[id] <- slices.Clone(lines.Bytes())
 			delete(z.waiting, id)
 		default:
 			z.frames = append(z.frames, f)
@@ -277,9 +266,9 @@ func (z *Zot) send(fields map[string]any) {
 
 // request sends a frame with a new id and returns the channel its reply
 // comes on. It forgets the frames sent on their own before it.
-func (z *Zot) request(fields map[string]any) (string, chan frame) {
+func (z *Zot) request(fields map[string]any) (string, chan []byte) {
 	id := "t" + strconv.FormatInt(z.ids.Add(1), 10)
-	reply := make(chan frame, 1)
+	reply := make(chan []byte, 1)
 	z.mu.Lock()
 	z.waiting[id], z.frames = reply, nil
 	z.mu.Unlock()
@@ -288,12 +277,12 @@ func (z *Zot) request(fields map[string]any) (string, chan frame) {
 	return id, reply
 }
 
-func (z *Zot) wait(t testing.TB, what string, reply chan frame, into any) {
+func (z *Zot) wait(t testing.TB, what string, reply chan []byte, into any) {
 	t.Helper()
 	select {
-	case f := <-reply:
-		if err := json.Unmarshal(f.line, into); err != nil {
-			t.Fatalf("%s: the reply %s does not decode: %v", what, f.line, err)
+	case line := <-reply:
+		if err := json.Unmarshal(line, into); err != nil {
+			t.Fatalf("%s: the reply %s does not decode: %v", what, line, err)
 		}
 	case <-time.After(timeout):
 		t.Fatalf("%s: no reply within %v\n%s", what, timeout, z.Log())
@@ -317,7 +306,7 @@ type Call struct {
 	z     *Zot
 	id    string
 	name  string
-	reply chan frame
+	reply chan []byte
 }
 
 // StartTool calls the tool name with args (JSON) and returns at once.
@@ -350,8 +339,8 @@ func (c *Call) Cancel() { c.z.send(map[string]any{"type": "tool_cancel", "id": c
 func (c *Call) NoResult(t testing.TB) {
 	t.Helper()
 	select {
-	case f := <-c.reply:
-		t.Fatalf("tool %s: sent %s, want no result", c.name, f.line)
+	case line := <-c.reply:
+		t.Fatalf("tool %s: sent %s, want no result", c.name, line)
 	case <-time.After(100 * time.Millisecond):
 	}
 }

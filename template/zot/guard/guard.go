@@ -886,11 +886,17 @@ var (
 func loadPolicy() (*policy, error) {
 	loadedOnce.Do(func() {
 		own, err := readOwnPolicy()
-		if err != nil {
-			loadErr = err
-			return
+		if err == nil {
+			loaded, err = readPolicy(rulesJSON, own)
 		}
-		loaded, loadErr = readPolicy(rulesJSON, own)
+		// Not a file read at start-up: the template's rules are at fault when
+		// they fail alone too (they are built in).
+		if unread := (readError{}); err != nil && !errors.As(err, &unread) {
+			if _, alone := readPolicy(rulesJSON, []byte(`{}`)); alone != nil {
+				err = builtInError{alone}
+			}
+		}
+		loadErr = err
 	})
 	return loaded, loadErr
 }
@@ -963,7 +969,7 @@ func (e builtInError) Unwrap() error { return e.error }
 func readPolicy(rulesText, policyText []byte) (*policy, error) {
 	data, err := jsonObject(rulesFile, rulesText)
 	if err != nil {
-		return nil, builtInError{err}
+		return nil, err
 	}
 	own, err := jsonObject(policyFile, policyText)
 	if err != nil {
@@ -983,11 +989,11 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		field(data, "option values", &optionValues), field(data, "find", &find),
 	)
 	if err != nil {
-		return nil, builtInError{fmt.Errorf("%s has a field of the wrong type (%v)", rulesFile, err)}
+		return nil, fmt.Errorf("%s has a field of the wrong type (%v)", rulesFile, err)
 	}
 	template, err := readLayer(rulesFile, data)
 	if err != nil {
-		return nil, builtInError{err}
+		return nil, err
 	}
 	ownLayer, err := readLayer(policyFile, own)
 	if err != nil {
@@ -1019,9 +1025,7 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 	for i, l := range layers {
 		for _, text := range l.rules {
 			r, err := readRule(text, lists)
-			if err != nil && i == 0 {
-				return nil, builtInError{err}
-			} else if err != nil {
+			if err != nil {
 				return nil, err
 			}
 			if !switchedOff(r.id, layers[i:]) {
@@ -1045,10 +1049,10 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		p.wrappers[name] = w
 	}
 	if err := p.readCode(data["code"]); err != nil {
-		return nil, builtInError{err}
+		return nil, err
 	}
 	if err := p.readPrograms(data["programs"]); err != nil {
-		return nil, builtInError{err}
+		return nil, err
 	}
 	for name, list := range optionValues {
 		p.optionValues[name] = newPatterns(list)

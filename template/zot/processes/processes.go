@@ -1,10 +1,10 @@
 // Package processes makes sure nothing a handler starts outlives the
-// extension. At start the extension puts ZOT_EXT_RUN=<its pid>.<a random number> into its environment, so every
-// process it starts carries it, and so do their children and the ones they
-// leave running in the background. When zot stops the extension (shutdown,
-// or the end of stdin), StopAll ends each process that carries it. A
-// program meant to outlive the extension is started without it:
-// env -u ZOT_EXT_RUN setsid PROGRAM.
+// extension. At start the extension puts ZOT_EXT_RUN=<its pid>.<a random
+// number> into its environment, so every process it starts carries it, and
+// so do their children and the ones they leave running in the background.
+// When zot stops the extension (shutdown, or the end of stdin), StopAll ends
+// each process that carries it. A program meant to outlive the extension is
+// started without it: env -u ZOT_EXT_RUN setsid PROGRAM.
 //
 // This package comes from the template, and `copier update` brings its fixes.
 package processes
