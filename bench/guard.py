@@ -283,8 +283,11 @@ def node_job(job: dict, env: dict | None = None) -> dict:
 
 
 def python_timings(project: Path, commands: dict, cwd: str, plan: Plan) -> dict:
-    """The rendered guard.py imported here: check(command, cwd), in ms."""
-    spec = importlib.util.spec_from_file_location(f"guard_{id(project)}", project / "guard.py")
+    """The rendered zot/guard/guard.py imported here: check(command, cwd), in ms."""
+    path = project / "zot" / "guard" / "guard.py"
+    if not path.exists():  # a project of a release before 0.8.0
+        path = project / "guard.py"
+    spec = importlib.util.spec_from_file_location(f"guard_{id(project)}", path)
     guard = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(guard)
     check = getattr(guard, "check", None) or (

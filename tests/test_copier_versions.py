@@ -105,4 +105,4 @@ def test_the_oldest_copier_updates_from_the_previous_release(oldest_copier, tmp_
     answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
     assert answers["_commit"] != previous
     assert "<<<<<<<" not in (project / "main.py").read_text()
-    assert (project / "zot_runtime.py").is_file()
+    assert (project / "zot" / "runtime.py").is_file()

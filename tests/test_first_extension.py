@@ -137,7 +137,7 @@ def add_the_task(project, language: str) -> None:
     handler = project / VARIANTS[language].handler
     source = handler.read_text()
     if language == "python":
-        source = source.replace("from zot_runtime import ", "import os\n\nfrom zot_runtime import ")
+        source = source.replace("from zot import ", "import os\n\nfrom zot import ")
         source = source.replace(" display, prompt", " display, prompt, tool_result")
         source = source.replace(
             '\nif __name__ == "__main__":', PYTHON + '\nif __name__ == "__main__":'

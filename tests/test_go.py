@@ -108,7 +108,9 @@ def test_go_guard_gives_guard_pys_verdicts(projects):
     project = projects.get("go", ["guard"])
     result = run(["go", "test", "-count=1", "./..."], project)
     assert result.returncode == 0, result.stdout + result.stderr
-    check = runpy.run_path(str(projects.get("python", ["guard"]) / "guard.py"))["check"]
+    check = runpy.run_path(str(projects.get("python", ["guard"]) / "zot" / "guard" / "guard.py"))[
+        "check"
+    ]
     cases = [*GUARD_REFUSED, *GUARD_ALLOWED]
     commands = cases + mutations(cases, 600)
     nested = "rm -rf /"

@@ -6,7 +6,7 @@ letters, emoji, ...), joined by blanks, quotes, separators and line breaks,
 and programs for python -c, node -e, perl -e and ruby -e, also printed into
 them (echo CODE | python3).
 Each running extension judges a batch at once; all must refuse by the same
-rule as guard.py's check, or allow with it.
+rule as zot/guard/guard.py's check, or allow with it.
 """
 
 from __future__ import annotations
@@ -213,13 +213,15 @@ ids = itertools.count()
 
 @pytest.fixture(scope="module")
 def guards(projects):
-    """One running guard-only extension per variant, and guard.py's check."""
+    """One running guard-only extension per variant, and zot/guard/guard.py's check."""
     processes = {}
     try:
         for variant in LANGUAGES:
             processes[variant] = ExtensionProcess(projects.get(variant, ["guard"]))
             processes[variant].handshake(cwd=GUARD_CWD)
-        guard = runpy.run_path(str(projects.get("python", ["guard"]) / "guard.py"))
+        guard = runpy.run_path(
+            str(projects.get("python", ["guard"]) / "zot" / "guard" / "guard.py")
+        )
         yield guard["check"], processes
     finally:
         for process in processes.values():

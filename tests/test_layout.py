@@ -38,12 +38,13 @@ def test_handler_file_is_small_and_holds_no_protocol(tmp_path, flavour, capabili
 
 
 def test_python_runtime_and_guard_are_the_templates_files(tmp_path):
-    """zot_runtime.py is the same in every project; guard.py comes with guard."""
+    """zot/runtime.py is the same in every project; zot/guard/ comes with guard."""
     one = render(tmp_path / "one", language="python", capabilities=["tools"])
     two = render(tmp_path / "two", language="python", capabilities=CAPABILITIES, name="other")
-    assert (one / "zot_runtime.py").read_text() == (two / "zot_runtime.py").read_text()
-    assert not (one / "guard.py").exists() and (two / "guard.py").is_file()
-    assert PROTOCOL.search((one / "zot_runtime.py").read_text())
+    runtime = "zot/runtime.py"
+    assert (one / runtime).read_text() == (two / runtime).read_text()
+    assert not (one / "zot/guard").exists() and (two / "zot/guard/guard.py").is_file()
+    assert PROTOCOL.search((one / runtime).read_text())
 
 
 @pytest.mark.parametrize("variant", LANGUAGES)

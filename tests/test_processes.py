@@ -101,9 +101,7 @@ def add_spawning_tools(project: Path, variant: str) -> None:
     handler = project / VARIANTS[variant].handler
     source = handler.read_text()
     if variant == "python":
-        source = source.replace(
-            "from zot_runtime import ", "import subprocess\n\nfrom zot_runtime import run, "
-        )
+        source = source.replace("from zot import ", "import subprocess\n\nfrom zot import run, ")
         source = source.replace(
             '\nif __name__ == "__main__":', PYTHON + '\nif __name__ == "__main__":'
         )

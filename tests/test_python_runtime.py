@@ -1,4 +1,4 @@
-"""zot_runtime.py and the Python skeleton, driven as zot drives them.
+"""zot/runtime.py and the Python skeleton, driven as zot drives them.
 
 The project's own unit tests cover each feature; these check what a
 session shows from outside: odd frames of the new kinds never reach stdout
@@ -118,13 +118,13 @@ def test_start_up_imports_nothing_for_the_new_features(projects):
     )
     loaded = set(result.stdout.split())
     late = {"base64", "inspect", "subprocess", "signal"}  # run() and the stop import these
-    assert "zot_runtime" in loaded and not loaded & late, loaded
+    assert "zot.runtime" in loaded and not loaded & late, loaded
 
 
 def load_runtime():
-    """zot_runtime.py as the template has it, imported here."""
+    """zot/runtime.py as the template has it, imported here."""
     spec = importlib.util.spec_from_file_location(
-        "zot_runtime_under_test", ROOT / "template" / "zot_runtime.py"
+        "zot_runtime_under_test", ROOT / "template" / "zot" / "runtime.py"
     )
     runtime = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(runtime)

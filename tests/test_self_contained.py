@@ -37,7 +37,8 @@ EVERYWHERE = [
 OWN = {
     "python": [
         r"\bmain\.py\b",
-        r"\bzot_runtime\.py\b",
+        r"\bzot/runtime\.py\b",
+        r"\bzot/testing\.py\b",
         r"\btest_main\.py\b",
         r"\bguard\.py\b",
         r"python3 -m unittest",

@@ -152,7 +152,9 @@ def mutated(rnd: random.Random, cases: list[str], count: int) -> list[str]:
 @pytest.fixture(scope="module")
 def guard_check(projects):
     """guard.py's check, the reference for every flavour."""
-    return runpy.run_path(str(projects.get("python", ["guard"]) / "guard.py"))["check"]
+    return runpy.run_path(str(projects.get("python", ["guard"]) / "zot" / "guard" / "guard.py"))[
+        "check"
+    ]
 
 
 def test_hostile_input_and_every_guard_verdict(project, jq_env, tmp_path, guard_check):

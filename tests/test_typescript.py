@@ -84,7 +84,7 @@ def guard_commands() -> list[str]:
 @pytest.mark.parametrize("variant", TYPESCRIPT)
 def test_guard_gives_the_verdicts_of_guard_py(projects, variant):
     """The running extension refuses by the same rule as guard.py, or allows."""
-    guard_py = projects.get("python", ["guard"]) / "guard.py"
+    guard_py = projects.get("python", ["guard"]) / "zot" / "guard" / "guard.py"
     check = runpy.run_path(str(guard_py))["check"]
     commands = guard_commands()
     expected = []

@@ -214,7 +214,7 @@ def test_adding_a_capability_brings_its_code_and_smoke_cases(edited_project):
     assert result.returncode == 0, result.stderr
     handler = (project / "main.py").read_text()
     assert "@ext.intercept_tool_call" in handler
-    assert "def check_tool_call" in (project / "guard.py").read_text()
+    assert "def check_tool_call" in (project / "zot/guard/guard.py").read_text()
     assert '@ext.command("shout"' in handler  # user edits survive
     assert '"intercepts"' in (project / "smoke.json").read_text()
     assert "count_words" in (project / "smoke.json").read_text()
@@ -358,7 +358,7 @@ FROM_0_2_0 = {
         "main.py",
         "@ext.tool(",
         ["def _worker", "DANGEROUS"],
-        ["zot_runtime.py", "guard.py", "guard-policy.json", "test_main.py"],
+        ["zot/runtime.py", "zot/guard/guard.py", "guard-policy.json", "test_main.py"],
         ["python3", "-m", "unittest"],
     ),
     "shell": (
@@ -489,6 +489,50 @@ def test_a_0_6_1_go_project_updates_into_the_zot_layout(tmp_path, flavour):
     assert json.loads((project / "guard-policy.json").read_text()) == policy
     build(project)
     result = run(["go", "test", "-count=1", "./..."], project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    smoke(project)
+    result = run(["./smoke-test", "--json", "--guard", "terraform destroy"], project)
+    [verdict] = json.loads(result.stdout)["guard"]
+    assert verdict["rule"] == "no-tf-destroy", verdict
+
+
+# What a Python project of 0.6.1 held at its root that is the template's.
+PYTHON_ROOT_0_6_1 = ["zot_runtime.py", "guard.py", "guard-rules.json", "guard-cases.json"]
+PY_SHOUT = 'def shout(text: str) -> str:\n    return text.upper() + "!"\n'
+PY_SHOUT_TEST = (
+    "class ShoutTest(unittest.TestCase):\n"
+    "    def test_shout(self):\n"
+    '        self.assertEqual(main.shout("a"), "A!")\n'
+)
+
+
+def test_a_0_6_1_python_project_updates_into_the_zot_layout(tmp_path):
+    """The runtime and the guard leave the root for the package zot/; the
+    user's handler, tests, smoke.json and guard rule survive, with no conflict."""
+    repo = clone_template(tmp_path)
+    assert "v0.6.1" in tag_releases(repo)
+    capabilities = ["commands", "tools", "events", "guard", "panel", "ask", "prompt"]
+    project = generate(repo, tmp_path / "ext", "v0.6.1", capabilities=capabilities)
+    edit(project / "main.py", "Return it in upper case.", "Shout it.")
+    main_end = '\n\nif __name__ == "__main__":'
+    edit(project / "main.py", main_end, "\n\n" + PY_SHOUT + main_end)
+    with (project / "test_main.py").open("a") as tests:
+        tests.write("\n\n" + PY_SHOUT_TEST)
+    policy = add_a_smoke_case_and_a_guard_rule(project)
+    commit_all(project, "my edits")
+
+    result = update(project, "--vcs-ref", "HEAD")
+    assert result.returncode == 0, result.stderr
+    assert not conflicted(project) and "UU" not in git(project, "status", "--porcelain")
+    assert not [name for name in PYTHON_ROOT_0_6_1 if (project / name).exists()]
+    assert (project / "zot/runtime.py").is_file() and (project / "zot/guard/guard.py").is_file()
+    main = (project / "main.py").read_text()
+    assert "Shout it." in main and PY_SHOUT in main and "\nfrom zot import " in main
+    assert PY_SHOUT_TEST in (project / "test_main.py").read_text()
+    assert SMOKE_CASE in json.loads((project / "smoke.json").read_text())["tools"]
+    assert json.loads((project / "guard-policy.json").read_text()) == policy
+    build(project)
+    result = run(["python3", "-m", "unittest"], project)
     assert result.returncode == 0, result.stdout + result.stderr
     smoke(project)
     result = run(["./smoke-test", "--json", "--guard", "terraform destroy"], project)

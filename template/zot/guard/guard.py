@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-# The template's rules, beside its guard-cases.json (the extension's folder
-# holds guard-policy.json, yours).
+# The extension's folder (this file is zot/guard/guard.py in it): the rules
+# files' names are relative to it, guard-policy.json (yours) is in it.
+HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The template's rules, beside this file and its guard-cases.json.
 RULES_FILE = "zot/guard/guard-rules.json"
 # A longer command is refused unread: checking it could take too long.
 MAX_COMMAND = 65536
@@ -616,7 +617,19 @@ def policy() -> dict:
     own = load_json("guard-policy.json")
     no_empty_pattern(RULES_FILE, data)
     no_empty_pattern("guard-policy.json", own)
-    layers = [data, *included(own), own]
+    return combined([data, *included(own), own])
+
+
+def template_policy() -> dict:
+    """guard-rules.json alone: what guard-cases.json is judged with."""
+    data = load_json(RULES_FILE)
+    no_empty_pattern(RULES_FILE, data)
+    return combined([data])
+
+
+def combined(layers: list) -> dict:
+    """The rules files LAYERS, the template's first, as one policy."""
+    data = layers[0]
     lists = {k: v for layer in layers for k, v in layer.get("lists", {}).items()}
     kept: list[list] = []
     off: set = set()
@@ -1969,17 +1982,18 @@ def pick_targets(rule: dict, args: list, positionals: list, values: list) -> lis
     return found
 
 
-def check(command: str, cwd: str = "") -> Refusal | None:
+def check(command: str, cwd: str = "", rules: dict | None = None) -> Refusal | None:
     """Why the bash command must be refused, or None to allow it.
 
     `cwd` is the project folder (hello_ack's cwd): deletes inside it, and in
-    the temp folders, are allowed.
+    the temp folders, are allowed. `rules` are those of every rules file
+    unless given (template_policy(): the template's alone).
     """
     command = command.replace("\\\n", "")  # bash joins continued lines
     if len(command) > MAX_COMMAND:
         return TOO_LONG
     try:
-        rules = policy()
+        rules = policy() if rules is None else rules
     except RulesError as err:  # fail closed, and say which file is at fault
         return err.refusal
     return Checker(rules, cwd).check(command, 0)

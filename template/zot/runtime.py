@@ -1,7 +1,10 @@
 """The zot extension protocol: JSON lines over stdin/stdout.
 
 This file belongs to the template: `copier update` replaces it with the
-template's newest version. Write your handlers in main.py instead.
+template's newest version. Write your handlers in main.py instead; they
+import what they use from the package zot:
+
+    from zot import Extension, display
 
     ext = Extension("my-ext", "0.1.0")
 
@@ -30,8 +33,9 @@ import os
 import queue
 import sys
 import threading
+from collections.abc import Iterable
 from threading import Event
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 if TYPE_CHECKING:
     import subprocess
@@ -215,6 +219,8 @@ class Extension:
         self._workers = threading.Condition()
         self._idle = 0  # workers waiting for a request
         self._handed = 0  # requests handed to waiting workers, not picked up yet
+        self._out: TextIO = sys.stdout  # zot reads frames here
+        self._log_to: TextIO | None = None  # the log, if not stderr (zot.testing)
 
     @property
     def newer_host(self) -> bool:
@@ -308,7 +314,7 @@ class Extension:
 
     def log(self, message: str) -> None:
         """Log to stderr, which zot writes to ext-NAME.log."""
-        print(f"[{self.name}] {message}", file=sys.stderr, flush=True)
+        print(f"[{self.name}] {message}", file=self._log_to or sys.stderr, flush=True)
 
     # --- Frames ----------------------------------------------------------
 
@@ -583,17 +589,29 @@ class Extension:
 
     def run(self) -> None:
         """Say hello, answer zot until shutdown or the end of stdin, exit."""
+        os.environ[RUN_VARIABLE] = RUN  # what handlers start carries it
+        self._serve(sys.stdin.buffer, sys.stdout)
+        # Exit at once, even with handlers still running: zot has stopped
+        # listening. What they started goes too.
+        left = _stop_processes(RUN)
+        if left:
+            self.log(f"killed the processes still running after 0.5 s: {left}")
+        os._exit(0)
+
+    def _serve(self, lines: Iterable[bytes], out: TextIO) -> None:
+        """Say hello on OUT and answer the frames in LINES until shutdown or
+        their end (zot.testing serves a test's fake zot this way)."""
+        self._out = out
         requests = {
             "command_invoked": self._on_command,
             "tool_call": self._on_tool_call,
             "event_intercept": self._on_intercept,
         }
-        os.environ[RUN_VARIABLE] = RUN  # what handlers start carries it
         # The first line on stdout must be hello.
         hello = {"type": "hello", "name": self.name, "version": self.version}
         self.send({**hello, "capabilities": self._capabilities()})
         registrations = self._registrations()  # ready before zot answers hello
-        for raw in sys.stdin.buffer:
+        for raw in lines:
             line = raw.decode("utf-8", "replace").strip()
             if not line:
                 continue
@@ -619,6 +637,7 @@ class Extension:
                 self.log(f"skipped a frame whose type is not a text: {line[:80]!r}")
                 continue
             if kind == "hello_ack":
+                self.host.clear()
                 self.host.update(frame)
                 self._write(registrations)
                 if self._on_hello is not None:
@@ -646,12 +665,6 @@ class Extension:
                 break
             elif kind != "panel_resize":  # panels here do not depend on the size
                 self.log(f"ignored a frame of type {kind!r}")
-        # Exit at once, even with handlers still running: zot has stopped
-        # listening. What they started goes too.
-        left = _stop_processes(RUN)
-        if left:
-            self.log(f"killed the processes still running after 0.5 s: {left}")
-        os._exit(0)
 
     def _hello(self) -> None:
         try:
@@ -662,8 +675,8 @@ class Extension:
     def _write(self, lines: str) -> None:
         """Write whole lines at once, never between another thread's."""
         with self._write_lock:
-            sys.stdout.write(lines)
-            sys.stdout.flush()
+            self._out.write(lines)
+            self._out.flush()
 
 
 # zot disconnects an extension that writes a line of this many bytes or more.

@@ -1,0 +1,267 @@
+"""A fake zot for unit tests: it runs an extension in the test's process and
+talks to it in JSON lines, as zot does, so a test calls a command or a tool
+by the name zot knows it by, whatever the function behind it is called.
+
+    zot = Zot(main.ext)                  # hello, hello_ack, registrations
+    reply = zot.command("hi", "there")   # a Reply: reply.action, reply.prompt
+    result = zot.tool("echo", {"text": "x"})  # a Result: result.text, ...
+    zot.stop()
+
+This file belongs to the template: `copier update` brings its fixes.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .runtime import Extension
+
+# How long a test waits for the extension: far longer than it should take.
+WAIT = 5.0
+
+
+@dataclass
+class Reply:
+    """A command's answer: action is prompt, insert, display, open_panel or noop."""
+
+    action: str = "noop"
+    prompt: str = ""
+    insert: str = ""
+    display: str = ""
+    error: str = ""
+    panel: dict | None = None  # the panel it opens, if any
+
+
+@dataclass
+class Result:
+    """A tool's answer to the model."""
+
+    text: str  # the text of its blocks, one after the other
+    is_error: bool
+    content: list = field(default_factory=list)
+    structured_content: Any = None
+
+
+class Call:
+    """A tool call under way (Zot.start_tool)."""
+
+    def __init__(self, zot: Zot, call_id: str, reply: queue.Queue) -> None:
+        self._zot, self.id, self._reply = zot, call_id, reply
+
+    def result(self) -> Result:
+        """Wait for the call's result."""
+        frame = self._zot._wait(self._reply, f"the result of tool call {self.id}")
+        content = frame.get("content") or []
+        text = "".join(block.get("text", "") for block in content)
+        structured = frame.get("structured_content")
+        return Result(text, frame.get("is_error") is True, content, structured)
+
+    def cancel(self) -> None:
+        """Tell the extension zot has given up on the call (tool_cancel)."""
+        self._zot.send({"type": "tool_cancel", "id": self.id})
+
+    def no_result(self, seconds: float = 0.5) -> bool:
+        """Whether the call sends no result for SECONDS: zot drops the result
+        of a call it has cancelled."""
+        try:
+            self._reply.get(timeout=seconds)
+        except queue.Empty:
+            return True
+        return False
+
+
+class Zot:
+    """zot as the extension sees it, after the handshake. newer=False plays
+    zot 0.1.62, whose hello_ack lists no capabilities."""
+
+    def __init__(self, ext: Extension, *, newer: bool = True) -> None:
+        self.ext = ext
+        self.project = tempfile.mkdtemp(prefix="zot-test-project-")  # hello_ack's cwd
+        self.data_dir = tempfile.mkdtemp(prefix="zot-test-data-")
+        self._lines: queue.Queue = queue.Queue()  # to the extension
+        self._replies: dict = {}  # request id -> the queue its reply comes on
+        self._frames: queue.Queue = queue.Queue()  # frames sent on their own
+        self._log: list = []
+        self._ids = 0
+        self._lock = threading.Lock()
+        ext._log_to = _Lines(self._log.append)
+        self._thread = threading.Thread(
+            target=ext._serve,
+            args=(self._feed(), _Lines(self._take)),
+            daemon=True,
+        )
+        self._thread.start()
+        self.hello = self.next("hello")
+        capabilities = {"capabilities": ["call_tool"]} if newer else {}
+        self.send(
+            {
+                "type": "hello_ack",
+                "protocol_version": 1,
+                "cwd": self.project,
+                "data_dir": self.data_dir,
+                **capabilities,
+            }
+        )
+        self.registrations = [self.next("")]
+        while self.registrations[-1]["type"] != "ready":
+            self.registrations.append(self.next(""))
+        self.commands = self._names("register_command")
+        self.tools = self._names("register_tool")
+
+    def _names(self, kind: str) -> list:
+        return [frame["name"] for frame in self.registrations if frame["type"] == kind]
+
+    def _take(self, line: str) -> None:
+        """A line from the extension: a reply goes to its request."""
+        frame = json.loads(line)
+        with self._lock:
+            reply = self._replies.pop(frame.get("id"), None)
+        (reply or self._frames).put(frame)
+
+    def _feed(self) -> Iterator[bytes]:
+        """The extension's stdin: it has handled a line when it reads the next."""
+        while (item := self._lines.get()) is not None:
+            line, handled = item
+            yield line
+            handled.set()
+
+    def send(self, frame: dict) -> threading.Event:
+        """Send one frame to the extension; the returned event is set once the
+        extension has handled it (or handed it to a worker, for a request)."""
+        handled = threading.Event()
+        self._lines.put((json.dumps(frame).encode() + b"\n", handled))
+        return handled
+
+    def _handled(self, frame: dict) -> None:
+        """Send a frame the extension handles as it reads it, and wait for that."""
+        if not self.send(frame).wait(WAIT):
+            raise AssertionError(
+                f"the extension did not take {frame} within {WAIT:g} s"
+            )
+
+    def _request(self, frame: dict) -> tuple:
+        """Send a request with a new id: the id and the queue of its reply.
+        The frames sent on their own before it are forgotten."""
+        while not self._frames.empty():
+            self._frames.get()
+        with self._lock:
+            self._ids += 1
+            request_id, reply = f"test-{self._ids}", queue.Queue()
+            self._replies[request_id] = reply
+        self.send({**frame, "id": request_id})
+        return request_id, reply
+
+    def _wait(self, reply: queue.Queue, what: str) -> dict:
+        try:
+            return reply.get(timeout=WAIT)
+        except queue.Empty:
+            raise AssertionError(f"no {what} within {WAIT:g} s") from None
+
+    def command(self, name: str, args: str = "") -> Reply:
+        """Run the slash command /NAME with ARGS, as the user types it."""
+        if name not in self.commands:
+            self._not_registered("command", name, self.commands)
+        frame = {"type": "command_invoked", "name": name, "args": args}
+        answer = self._wait(self._request(frame)[1], f"answer to /{name}")
+        fields = {key: answer[key] for key in vars(Reply()) if key in answer}
+        if "open_panel" in answer:
+            fields["panel"] = answer["open_panel"]
+        return Reply(**fields)
+
+    def start_tool(self, name: str, args: Any = None) -> Call:
+        """Call the tool NAME with ARGS (the model's JSON) and return at once."""
+        if name not in self.tools:
+            self._not_registered("tool", name, self.tools)
+        frame = {"type": "tool_call", "name": name, "args": args}
+        return Call(self, *self._request(frame))
+
+    def tool(self, name: str, args: Any = None) -> Result:
+        """Call the tool NAME with ARGS and return its result."""
+        return self.start_tool(name, args).result()
+
+    def intercept(self, tool: str, args: Any) -> str | None:
+        """Ask about a call of TOOL with ARGS before it runs: why the
+        extension refuses it, or None when it lets it run."""
+        frame = {"type": "event_intercept", "event": "tool_call"}
+        frame.update(tool_name=tool, tool_args=args)
+        answer = self._wait(self._request(frame)[1], f"verdict on {tool}")
+        return answer.get("reason", "") if answer.get("block") else None
+
+    def before_agent_start(self, system_prompt: str, **fields: Any) -> str | None:
+        """The system prompt the extension gives for the next turn, or None
+        when it keeps SYSTEM_PROMPT. FIELDS go in the frame too (cwd, ...)."""
+        frame = {"type": "event_intercept", "event": "before_agent_start"}
+        frame.update(system_prompt=system_prompt, **fields)
+        return self._wait(self._request(frame)[1], "system prompt").get("system_prompt")
+
+    def event(self, name: str, **fields: Any) -> None:
+        """Send the event NAME with FIELDS (session_start, turn_end, ...) and
+        wait until the extension has handled it."""
+        self._handled({"type": "event", "event": name, **fields})
+
+    def key(self, panel_id: str, key: str, text: str = "") -> None:
+        """Press KEY (up, down, enter, esc, rune with TEXT, ...) in a panel."""
+        self._handled(
+            {"type": "panel_key", "panel_id": panel_id, "key": key, "text": text}
+        )
+
+    def close_panel(self, panel_id: str) -> None:
+        """Close a panel, as the user does with ctrl-c."""
+        self._handled({"type": "panel_close", "panel_id": panel_id})
+
+    def next(self, kind: str) -> dict:
+        """The next frame the extension sent on its own (notify,
+        panel_render, submit, ...), which must be of type KIND ("": any)."""
+        frame = self._wait(self._frames, f"{kind or 'frame'} from the extension")
+        if kind and frame["type"] != kind:
+            raise AssertionError(f"the extension sent {frame}, not a {kind}")
+        return frame
+
+    def quiet(self, seconds: float = 0.3) -> bool:
+        """Whether the extension sends nothing on its own for SECONDS."""
+        try:
+            self._frames.put(self._frames.get(timeout=seconds))
+        except queue.Empty:
+            return True
+        return False
+
+    def log(self) -> str:
+        """What the extension logged so far."""
+        return "".join(self._log)
+
+    def stop(self) -> None:
+        """Send shutdown, wait for the extension to stop, remove the folders."""
+        self.send({"type": "shutdown"})
+        self._lines.put(None)
+        self._thread.join(WAIT)
+        for folder in (self.project, self.data_dir):
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _not_registered(self, kind: str, name: str, names: list) -> None:
+        raise AssertionError(
+            f"no {kind} {name} is registered (registered: {names}): "
+            f"register it in main.py, or test the {kind} you have"
+        )
+
+
+class _Lines:
+    """A text stream that hands each whole line written to it to TAKE."""
+
+    def __init__(self, take: Any) -> None:
+        self._take, self._part = take, ""
+
+    def write(self, text: str) -> int:
+        *lines, self._part = (self._part + text).split("\n")
+        for line in lines:
+            self._take(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        pass
