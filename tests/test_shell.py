@@ -1,6 +1,6 @@
 """The shell flavour: its own files, jq 1.6 and the newest jq, and the update
-from 0.2.0 (one main.sh) into main.sh + zot_runtime.sh + jq/; the guard
-engine in jq/guard.jq, judged against guard.py.
+from 0.2.0 (one main.sh) into main.sh + zot/runtime.sh + zot/jq/; the guard
+engine in zot/guard/guard.jq, judged against zot/guard/guard.py.
 
 The newest jq is built from source once per machine into .cache/ (PyPI's
 `jq` package ships jq's source in its sdist), so a fresh CI machine needs
@@ -33,7 +33,7 @@ JQ_VERSION = "1.8.2"
 # The `jq` package on PyPI whose sdist has deps/jq-1.8.2.tar.gz.
 JQ_SDIST = "jq==1.12.0"
 JQ_DIR = ROOT / ".cache" / f"jq-{JQ_VERSION}"
-RUNTIME = ["zot_runtime.sh", "jq/zot.jq", "jq/reader.jq", "jq/writer.jq", "jq/guard.jq"]
+RUNTIME = ["zot/runtime.sh", "zot/jq/zot.jq", "zot/jq/reader.jq", "zot/jq/writer.jq"]
 BIN = os.path.dirname(sys.executable)  # shellcheck and shfmt live here
 
 
@@ -233,14 +233,15 @@ def test_an_intercept_is_answered_at_once_while_tools_run(project, jq_env, tmp_p
 
 
 def test_runtime_files_are_the_templates_and_lint_clean(tmp_path):
-    """zot_runtime.sh and jq/ are the same in every project; the guard's rules come with guard."""
+    """zot/runtime.sh and zot/jq/ are the same in every project; the guard's
+    engine and rules come with guard."""
     one = render(tmp_path / "one", language="shell", capabilities=["tools"])
     two = render(tmp_path / "two", language="shell", capabilities=CAPABILITIES, name="other")
     for name in RUNTIME:
         assert (one / name).read_bytes() == (two / name).read_bytes(), name
-    rules = "zot/guard/guard-rules.json"
-    assert not (one / rules).exists() and (two / rules).is_file()
-    scripts = ["zot_runtime.sh", "test_main.sh", "main.sh"]
+    assert not (one / "zot/guard").exists()
+    assert (two / "zot/guard/guard-rules.json").is_file() and (two / "zot/guard/guard.jq").is_file()
+    scripts = ["zot/runtime.sh", "test_main.sh", "main.sh"]
     for check in (
         [f"{BIN}/shellcheck", *scripts],
         [shutil.which("shfmt") or "shfmt", "-d", *scripts],

@@ -367,9 +367,9 @@ FROM_0_2_0 = {
         "ext_intercept_tool_call guard",
         ["READER", "DANGEROUS"],
         [
-            "zot_runtime.sh",
-            "jq/reader.jq",
-            "jq/guard.jq",
+            "zot/runtime.sh",
+            "zot/jq/reader.jq",
+            "zot/guard/guard.jq",
             "zot/guard/guard-rules.json",
             "test_main.sh",
         ],
@@ -496,43 +496,69 @@ def test_a_0_6_1_go_project_updates_into_the_zot_layout(tmp_path, flavour):
     assert verdict["rule"] == "no-tf-destroy", verdict
 
 
-# What a Python project of 0.6.1 held at its root that is the template's.
-PYTHON_ROOT_0_6_1 = ["zot_runtime.py", "guard.py", "guard-rules.json", "guard-cases.json"]
-PY_SHOUT = 'def shout(text: str) -> str:\n    return text.upper() + "!"\n'
-PY_SHOUT_TEST = (
-    "class ShoutTest(unittest.TestCase):\n"
-    "    def test_shout(self):\n"
-    '        self.assertEqual(main.shout("a"), "A!")\n'
-)
+# Per language: what a project of 0.6.1 held at its root that is the
+# template's, the handler and its test file, a function of the user's and its
+# test, where each goes (before a line 0.6.1 and now share), the unit tests.
+FROM_0_6_1 = {
+    "python": (
+        ["zot_runtime.py", "guard.py", "guard-rules.json", "guard-cases.json"],
+        ("main.py", 'def shout(text: str) -> str:\n    return text.upper() + "!"\n\n\n'),
+        '\nif __name__ == "__main__":',
+        (
+            "test_main.py",
+            (
+                "\n\nclass ShoutTest(unittest.TestCase):\n"
+                "    def test_shout(self):\n"
+                '        self.assertEqual(main.shout("a"), "A!")\n'
+            ),
+        ),
+        None,  # at the end
+        ["python3", "-m", "unittest"],
+    ),
+    "shell": (
+        ["zot_runtime.sh", "jq/guard.jq", "guard-rules.json", "guard-cases.json"],
+        ("main.sh", "shout() {\n\tprintf '%s!' \"${1^^}\"\n}\n\n"),
+        "# Sourced (as test_main.sh does), this file only defines the handlers.",
+        ("test_main.sh", 'check "shout shouts" A! "$(shout a)"\n\n'),
+        "if ((failures)); then",
+        ["./test_main.sh"],
+    ),
+}
 
 
-def test_a_0_6_1_python_project_updates_into_the_zot_layout(tmp_path):
-    """The runtime and the guard leave the root for the package zot/; the
-    user's handler, tests, smoke.json and guard rule survive, with no conflict."""
+@pytest.mark.parametrize("language", FROM_0_6_1)
+def test_a_0_6_1_project_updates_into_the_zot_layout(tmp_path, language):
+    """The runtime and the guard leave the root for zot/; the user's handler,
+    tests, smoke.json and guard rule survive, with no conflict."""
+    gone, (handler, function), before, (tests, test), test_before, unit_tests = FROM_0_6_1[language]
     repo = clone_template(tmp_path)
     assert "v0.6.1" in tag_releases(repo)
     capabilities = ["commands", "tools", "events", "guard", "panel", "ask", "prompt"]
-    project = generate(repo, tmp_path / "ext", "v0.6.1", capabilities=capabilities)
-    edit(project / "main.py", "Return it in upper case.", "Shout it.")
-    main_end = '\n\nif __name__ == "__main__":'
-    edit(project / "main.py", main_end, "\n\n" + PY_SHOUT + main_end)
-    with (project / "test_main.py").open("a") as tests:
-        tests.write("\n\n" + PY_SHOUT_TEST)
+    project = generate(
+        repo, tmp_path / "ext", "v0.6.1", language=language, capabilities=capabilities
+    )
+    edit(project / handler, "Return it in upper case.", "Shout it.")
+    edit(project / handler, before, function + before)
+    if test_before is None:
+        with (project / tests).open("a") as file:
+            file.write(test)
+    else:
+        edit(project / tests, test_before, test + test_before)
     policy = add_a_smoke_case_and_a_guard_rule(project)
     commit_all(project, "my edits")
 
     result = update(project, "--vcs-ref", "HEAD")
     assert result.returncode == 0, result.stderr
     assert not conflicted(project) and "UU" not in git(project, "status", "--porcelain")
-    assert not [name for name in PYTHON_ROOT_0_6_1 if (project / name).exists()]
-    assert (project / "zot/runtime.py").is_file() and (project / "zot/guard/guard.py").is_file()
-    main = (project / "main.py").read_text()
-    assert "Shout it." in main and PY_SHOUT in main and "\nfrom zot import " in main
-    assert PY_SHOUT_TEST in (project / "test_main.py").read_text()
+    assert not [name for name in gone if (project / name).exists()]
+    assert (project / "zot/guard/guard-rules.json").is_file()
+    source = (project / handler).read_text()
+    assert "Shout it." in source and function in source
+    assert test in (project / tests).read_text()
     assert SMOKE_CASE in json.loads((project / "smoke.json").read_text())["tools"]
     assert json.loads((project / "guard-policy.json").read_text()) == policy
     build(project)
-    result = run(["python3", "-m", "unittest"], project)
+    result = run(unit_tests, project)
     assert result.returncode == 0, result.stdout + result.stderr
     smoke(project)
     result = run(["./smoke-test", "--json", "--guard", "terraform destroy"], project)

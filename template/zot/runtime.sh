@@ -3,13 +3,13 @@
 # template: `copier update` replaces it with the newest version, so keep your
 # changes in main.sh. Needs bash 5.1 or newer, jq 1.6 or newer and awk.
 #
-# How it runs: a jq (jq/reader.jq) reads every line zot sends (through an awk
+# How it runs: a jq (zot/jq/reader.jq) reads every line zot sends (through an awk
 # that wraps each into a JSON string for jq 1.6), checks tool arguments and
-# asks the guard (jq/guard.jq, with guard-rules.json and guard-policy.json),
+# asks the guard (zot/guard/guard.jq, with its rules and guard-policy.json),
 # and hands this shell records it reads without parsing. Each request runs
 # in a background subshell, so a slow tool holds up nothing; it prints into a
 # file of its own and passes the file's name on. An awk and a second jq
-# (jq/writer.jq) turn those into frames: the only writer of stdout. A handler
+# (zot/jq/writer.jq) turn those into frames: the only writer of stdout. A handler
 # that opens a panel gets its keys through a FIFO of its own. Every process
 # started carries ZOT_EXT_RUN, by which the end finds what is left.
 
@@ -19,7 +19,8 @@ DATA_DIR=$PWD # zot's data folder for this extension (hello_ack.data_dir)
 HOST_CWD=$PWD # the user's project folder (hello_ack.cwd)
 NEWER_HOST='' # 1 when hello_ack lists capabilities (zot newer than 0.1.62)
 
-_ext_lib=${BASH_SOURCE[0]%zot_runtime.sh}jq
+# zot/jq/, beside this file
+_ext_lib=${BASH_SOURCE[0]%runtime.sh}jq
 _ext_frames=''   # what follows hello_ack: registrations, subscribe, ready
 _ext_hello=''    # the hello frame
 _ext_commands=() # names, then their handlers in _ext_command_fns
@@ -430,13 +431,36 @@ ext_test_frames() {
 	rm -rf "$dir"
 }
 
+# For unit tests: the template's own tests, one line each when they pass
+# (with the guard: every verdict of zot/guard/guard-cases.json, given by the
+# template's rules alone, so a rule guard-policy.json switches off fails
+# nothing here). Status 1 when one fails.
+ext_test_zot() {
+	local cases=${_ext_lib%jq}guard/guard-cases.json want got command n=0 failed=0
+	[[ -f $cases ]] || return 0
+	while IFS= read -r -d '' want && IFS= read -r -d '' got && IFS= read -r -d '' command; do
+		n=$((n + 1))
+		[[ $got != "$want" ]] || continue
+		failed=$((failed + 1))
+		printf 'FAIL  zot/guard: %q must be %s, is %s\n' "$command" \
+			"${want:+refused ($want)}${want:-allowed}" "${got:+refused ($got)}${got:-allowed}"
+	done < <(ext_test_guard_cases "$cases" template)
+	if ((n == 0 || failed)); then
+		printf 'FAIL  zot/guard: %d of %d cases of guard-cases.json\n' "$failed" "$n"
+		return 1
+	fi
+	printf 'ok    zot/guard: the %d cases of guard-cases.json\n' "$n"
+}
+
 # For unit tests: the guard's verdicts on a table such as guard-cases.json
-# ({cwd, refused: {COMMAND: RULE}, allowed: [COMMAND]}), in one jq run. For
-# each command: the rule that must refuse it ("" for none), the rule that
-# does and the command, each followed by a NUL.
+# ({cwd, refused: {COMMAND: RULE}, allowed: [COMMAND]}), in one jq run, with
+# every rules file (with $2 = template: guard-rules.json alone). For each
+# command: the rule that must refuse it ("" for none), the rule that does
+# and the command, each followed by a NUL.
 # shellcheck disable=SC2016 # $names are jq's
 ext_test_guard_cases() {
 	_ext_guard_rules
+	[[ ${2-} != template ]] || _ext_guard=("${_ext_guard[@]:0:3}" --arg guard_policy '{}')
 	jq -j "${_ext_guard[@]}" "$(_ext_jq_text guard)"'
 		guard_data($ARGS.named) as $data
 		| .cwd as $cwd
@@ -451,7 +475,7 @@ ext_test_guard_cases() {
 # missing or unreadable, their size when over 1 MiB, not read (in each case
 # the guard refuses every bash command, naming the file).
 _ext_guard_rules() {
-	local file text path i=0 folder=${_ext_lib%jq}
+	local file text path i=0 folder=${_ext_lib%zot/jq} # the extension's
 	_ext_guard=()
 	_ext_guard_file guard_rules "${folder}zot/guard/guard-rules.json"
 	_ext_guard_file guard_policy "${folder}guard-policy.json"
@@ -483,12 +507,15 @@ _ext_guard_file() {
 	fi
 }
 
-# The text of jq/NAME.jq for each NAME, to begin a program with: jq 1.6
-# compiles a module it reads with `include` about half as fast.
+# The text of zot/jq/NAME.jq (zot/guard/guard.jq for guard) for each NAME,
+# to begin a program with: jq 1.6 compiles a module it reads with `include`
+# about half as fast.
 _ext_jq_text() {
-	local name
+	local name file
 	for name; do
-		printf '%s\n' "$(<"$_ext_lib/$name.jq")"
+		file=$_ext_lib/$name.jq
+		[[ $name != guard ]] || file=${_ext_lib%jq}guard/guard.jq
+		printf '%s\n' "$(<"$file")"
 	done
 }
 
@@ -518,7 +545,7 @@ _ext_read() {
 	esac
 }
 
-# jq/reader.jq; $1 is how jq reads the lines.
+# zot/jq/reader.jq; $1 is how jq reads the lines.
 _ext_reader() {
 	local chars=false probe=é
 	((${#probe} == 1)) && chars=true # read -N counts characters
@@ -601,7 +628,7 @@ _ext_wrap() {
 }
 
 # Answers in, frames out: "=FRAME" lines pass on, "KIND STATUS FILE" lines
-# become [KIND, ID, STATUS, OUTPUT] for jq/writer.jq (for KIND rich, with the
+# become [KIND, ID, STATUS, OUTPUT] for zot/jq/writer.jq (for KIND rich, with the
 # lines of FILE.rich as a fifth), "!ID" lines ["cancelled", ID]. FILE holds
 # the id (JSON) on its first line, then the output and "\n.\n" (the line "."
 # keeps a last newline).
@@ -969,7 +996,7 @@ _ext_ready() {
 	_ext_sweep & # in the background: it never delays zot's first request
 }
 
-# Reads the reader's records (see jq/reader.jq) until shutdown or the end.
+# Reads the reader's records (see zot/jq/reader.jq) until shutdown or the end.
 _ext_loop() {
 	local -a head fields
 	local length field function warning=''

@@ -1,7 +1,7 @@
-# zot's frames in, records for zot_runtime.sh out.
+# zot's frames in, records for zot/runtime.sh out.
 #
 # Every input is one line from zot: read raw, or as a JSON string where
-# zot_runtime.sh wraps the lines for jq 1.6. Every record is a header line
+# zot/runtime.sh wraps the lines for jq 1.6. Every record is a header line
 # "KIND LENGTH..." and then its fields back to back, LENGTH characters each
 # (bytes when $config.chars is false), for bash's read -N.
 #
