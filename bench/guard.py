@@ -307,7 +307,7 @@ def python_timings(project: Path, commands: dict, cwd: str, plan: Plan) -> dict:
 
 
 def ts_guard_module(project: Path) -> Path:
-    """dist/guard.js, or src/guard.ts bundled beside it when ./build makes one bundle."""
+    """dist/guard.js, or the guard's source bundled beside it when ./build makes one bundle."""
     built = project / "dist" / "guard.js"
     if built.exists():
         return built
@@ -316,7 +316,7 @@ def ts_guard_module(project: Path) -> Path:
     benchmark.sh(
         [
             str(esbuild),
-            "src/guard.ts",
+            "zot/guard/guard.ts" if (project / "zot/guard/guard.ts").exists() else "src/guard.ts",
             "--bundle",
             "--platform=node",
             "--format=esm",
@@ -710,7 +710,7 @@ def generated_markdown(
             "last text padded with dots to fill 4 KiB). "
             "Both are allowed (see below), so every command in them is checked. *In process*: "
             "the guard called directly: Python's guard.py imported into this benchmark's "
-            "interpreter, TypeScript's src/guard.ts in Node (dist/guard.js, or bundled by the "
+            "interpreter, TypeScript's zot/guard/guard.ts in Node (dist/guard.js, or bundled by the "
             "project's esbuild)"
             + (", cc-safety-net's checkCommand in Node" if cc else "")
             + "; Go runs the project's "

@@ -103,8 +103,8 @@ LABELS = {
     "python": "Python (./main.py)",
     "python-direct": "Python (interpreter direct)",
     "shell": "Shell + jq",
-    "tsx-global": "ref: global `tsx src/index.ts`",
-    "npx": "ref: `npx --yes tsx src/index.ts`",
+    "tsx-global": "ref: global `tsx zot/main.ts`",
+    "npx": "ref: `npx --yes tsx zot/main.ts`",
     "tsx-cjs": "ref: tsx's CommonJS hook (`node -r tsx/cjs`)",
     "pipe": "floor: `cat` echo (per call)",
 }
@@ -1083,7 +1083,7 @@ def prepare(args: argparse.Namespace, work: Path) -> list[Subject]:
             try:
                 say("installing tsx globally into a temporary prefix")
                 tsx = install_global_tsx(work)
-                subject.argv, subject.cwd = [str(tsx), "src/index.ts"], bare
+                subject.argv, subject.cwd = [str(tsx), "zot/main.ts"], bare
                 subject.slow = source_only_copy(
                     tsx_project.with_name("typescript-tsx-slow"), work / "ts-source-slow"
                 )
@@ -1100,7 +1100,7 @@ def prepare(args: argparse.Namespace, work: Path) -> list[Subject]:
                     "npx",
                     LABELS["npx"],
                     "reference",
-                    [npx, "--yes", "tsx", "src/index.ts"],
+                    [npx, "--yes", "tsx", "zot/main.ts"],
                     bare,
                     requests=True,
                     env=env,
@@ -1108,7 +1108,7 @@ def prepare(args: argparse.Namespace, work: Path) -> list[Subject]:
                 )
             )
         if "tsx-cjs" in args.only:
-            require = ["node", "--require", "tsx/cjs", "-e", "require('./src/index.ts')"]
+            require = ["node", "--require", "tsx/cjs", "-e", "require('./zot/main.ts')"]
             subjects.append(
                 Subject(
                     "tsx-cjs",

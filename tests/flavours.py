@@ -86,7 +86,7 @@ VARIANTS = {
     "typescript-tsx": Variant(
         "typescript",
         "src/extension.ts",
-        "./start",  # node --import tsx/esm src/index.ts, installing tsx first if need be
+        "./start",  # node --import tsx/esm zot/main.ts, installing tsx first if need be
         answers=(("ts_runner", "tsx"),),
         executables=("start",),
         unit_tests=("npm", "test"),

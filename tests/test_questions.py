@@ -143,7 +143,7 @@ def test_the_typescript_runner_is_asked_for_typescript_only(tmp_path):
     render(tmp_path / "tsx", language="typescript", ts_runner="tsx")
     manifest = json.loads((tmp_path / "tsx" / "extension.json").read_text())
     assert (manifest["exec"], manifest["args"]) == ("./start", [])
-    assert "exec node --import tsx/esm src/index.ts" in (tmp_path / "tsx" / "start").read_text()
+    assert "exec node --import tsx/esm zot/main.ts" in (tmp_path / "tsx" / "start").read_text()
     assert not (tmp_path / "tsx" / "dist").exists()
 
 

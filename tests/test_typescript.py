@@ -28,8 +28,7 @@ from robustness import line as frame_line
 from robustness import pipeline, rule_of
 from test_update import clone_template, commit_all, edit, generate, git, smoke, tag_releases, update
 
-TYPESCRIPT_DIR = "template/src"
-GUARD_TS = f"{TYPESCRIPT_DIR}/guard.ts"
+GUARD_TS = "template/zot/guard/guard.ts"
 TOOL = "demo_ext"
 
 TYPESCRIPT = [variant for variant in VARIANTS if VARIANTS[variant].language == "typescript"]
@@ -289,7 +288,7 @@ def test_node_20_5_is_enough_for_the_bundle(projects, tmp_path):
 
 
 def test_guard_and_runtime_are_the_templates_files(tmp_path):
-    """protocol.ts and guard.ts are plain files, the same in every project."""
+    """The runtime and the guard are plain files in zot/, the same in every project."""
     one = render(tmp_path / "one", language="typescript", capabilities=["tools"])
     two = render(
         tmp_path / "two",
@@ -298,11 +297,14 @@ def test_guard_and_runtime_are_the_templates_files(tmp_path):
         capabilities=CAPABILITIES,
         name="other",
     )
-    for name in ["protocol.ts", "protocol.test.ts", "index.ts"]:
-        assert (one / "src" / name).read_text() == (two / "src" / name).read_text()
-    assert not (one / "src" / "guard.ts").exists()
-    assert not (one / "src" / "guard.test.ts").exists()
-    assert (two / "src" / "guard.ts").read_text() == (ROOT / GUARD_TS).read_text()
+    for name in ["runtime.ts", "runtime.test.ts", "main.ts", "testing.ts", "test.ts"]:
+        assert (one / "zot" / name).read_text() == (two / "zot" / name).read_text()
+    assert not (one / "zot" / "guard").exists()
+    assert sorted(path.name for path in (one / "src").iterdir()) == [
+        "extension.test.ts",
+        "extension.ts",
+    ]
+    assert (two / "zot/guard/guard.ts").read_text() == (ROOT / GUARD_TS).read_text()
     assert (one / "build").read_text() == (ROOT / "hooks" / "typescript").read_text()
     assert os.access(one / "build", os.X_OK)
 
@@ -432,7 +434,7 @@ def test_rich_results_and_tool_options_on_the_wire(projects, tmp_path):
     assert anchor in source and "): Promise<string> {" in source
     source = source.replace(anchor, rich + anchor)
     source = source.replace("): Promise<string> {", "): Promise<rt.ToolOutput> {")
-    handler.write_text('import * as rt from "./protocol.js";\n' + source)
+    handler.write_text('import * as rt from "../zot/runtime.js";\n' + source)
     build(project)
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
         hello, frames = ext.handshake()

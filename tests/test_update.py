@@ -396,7 +396,7 @@ FROM_0_2_0 = {
         "src/extension.ts",
         "ext.tool(TOOL, TOOL_DESCRIPTION, TOOL_SCHEMA, runTool);",
         ["DANGEROUS", "export const extension"],
-        ["src/guard.ts", "src/guard.test.ts"],
+        ["zot/guard/guard.ts", "zot/guard/guard.test.ts"],
         ["npm", "test"],
     ),
     "typescript-tsx": (
@@ -404,7 +404,7 @@ FROM_0_2_0 = {
         "src/extension.ts",
         "ext.tool(TOOL, TOOL_DESCRIPTION, TOOL_SCHEMA, runTool);",
         ["DANGEROUS", "export const extension"],
-        ["src/guard.ts", "src/guard.test.ts", "start"],
+        ["zot/guard/guard.ts", "zot/guard/guard.test.ts", "start"],
         ["npm", "test"],
     ),
 }
@@ -523,6 +523,17 @@ FROM_0_6_1 = {
         "if ((failures)); then",
         ["./test_main.sh"],
     ),
+    "typescript": (
+        ["src/protocol.ts", "src/protocol.test.ts", "src/index.ts", "src/guard.ts"],
+        ("src/extension.ts", 'export const shout = (text: string) => text.toUpperCase() + "!";\n'),
+        None,  # at the end
+        (
+            "src/extension.test.ts",
+            '\ntest("shout shouts", () => {\n  assert.equal(shout("a"), "A!");\n});\n',
+        ),
+        None,
+        ["npm", "test"],
+    ),
 }
 
 
@@ -538,7 +549,11 @@ def test_a_0_6_1_project_updates_into_the_zot_layout(tmp_path, language):
         repo, tmp_path / "ext", "v0.6.1", language=language, capabilities=capabilities
     )
     edit(project / handler, "Return it in upper case.", "Shout it.")
-    edit(project / handler, before, function + before)
+    if before is None:
+        with (project / handler).open("a") as file:
+            file.write("\n" + function)
+    else:
+        edit(project / handler, before, function + before)
     if test_before is None:
         with (project / tests).open("a") as file:
             file.write(test)

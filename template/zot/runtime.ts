@@ -1,6 +1,7 @@
 // The zot extension protocol, in one place: the frames as types, the one
 // writer, and the read loop that hands each request to a handler registered
-// in src/extension.ts. You rarely need to edit this file.
+// in src/extension.ts. It belongs to the template: `copier update` replaces
+// it with the newest version, so keep your changes in src/.
 //
 //   const ext = new Extension("my-ext", "0.1.0");
 //   ext.command("hi", "Say hi", () => ({ action: "display", display: "hi" }));
@@ -291,6 +292,9 @@ export class Extension {
   private readonly panels = new Map<string, PanelHandlers>();
   private readonly calls = new Map<string, Call>();
   private flushed: Promise<void> = Promise.resolve();
+  private output: (line: string, written: () => void) => void = (line, done) =>
+    void stdout.write(line, () => done());
+  private logTo: (text: string) => void = (text) => void stderr.write(text);
 
   constructor(
     readonly name: string,
@@ -352,7 +356,7 @@ export class Extension {
 
   /** Log to stderr, which zot writes to ext-NAME.log. */
   log(message: string): void {
-    stderr.write(`[${this.name}] ${message}\n`);
+    this.logTo(`[${this.name}] ${message}\n`);
   }
 
   /** A note in zot's chat, cleared at the user's next prompt. */
@@ -420,7 +424,7 @@ export class Extension {
       this.log(`a ${frame.type} of ${size} bytes is over zot's limit`);
       line = JSON.stringify(overTheLimit(frame, size)) + "\n";
     }
-    this.flushed = new Promise((done) => stdout.write(line, () => done()));
+    this.flushed = new Promise((done) => this.output(line, done));
   }
 
   /** hello's capabilities, from what is registered. */
@@ -440,10 +444,7 @@ export class Extension {
   /** Say hello, then answer zot line by line until shutdown or end of input. */
   run(): void {
     process.env[RUN_VARIABLE] = RUN; // what handlers start carries it
-    // The first line on stdout must be hello.
-    const { name, version } = this;
-    const capabilities = this.capabilities();
-    this.send({ type: "hello", name, version, capabilities });
+    this.serve((line, written) => stdout.write(line, () => written()));
     stdout.on("error", () => this.exit()); // zot closed our stdout
     // A promise a handler forgot to await must not end the extension.
     const unhandled = (err: unknown) => this.log(`unhandled: ${message(err)}`);
@@ -471,6 +472,23 @@ export class Extension {
     stdin.on("data", onData);
     stdin.on("end", () => this.exit());
     stdin.on("error", () => this.exit());
+  }
+
+  /** Say hello through `output`, which takes each line the extension
+   * writes; zot's lines then go to handle(). run() serves stdout, the fake
+   * zot of zot/testing.ts its own output (and `log`, the log). */
+  serve(
+    output: (line: string, written: () => void) => void,
+    log = (text: string) => void stderr.write(text),
+  ): void {
+    this.output = output;
+    this.logTo = log;
+    const host = this.host as Record<string, unknown>; // a new session's
+    for (const key of Object.keys(host)) delete host[key];
+    // The first line on stdout must be hello.
+    const { name, version } = this;
+    const capabilities = this.capabilities();
+    this.send({ type: "hello", name, version, capabilities });
   }
 
   /** One line from zot (run() reads them; tests may call it too). Returns

@@ -1,6 +1,6 @@
-// Unit tests of src/protocol.ts, the runtime: each frame zot may send goes
-// through handle() as run() would pass it, and what the extension would
-// write is collected instead of written.
+// The runtime's own tests (npm test runs them after yours): each frame zot
+// may send goes through handle() as run() would pass it, and what the
+// extension would write is collected instead of written.
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
@@ -15,7 +15,7 @@ import {
   spawnForCall,
   structuredResult,
   textBlock,
-} from "./protocol.js";
+} from "./runtime.js";
 
 /** A fresh extension, with what it sends and logs. */
 function fresh() {

@@ -623,7 +623,7 @@ interface WrapperState {
 }
 
 /** guard-rules.json with guard-policy.json's changes, ready to use. */
-interface Policy {
+export interface Policy {
   rules: Rule[];
   temp: string[][];
   devices: string[];
@@ -660,11 +660,14 @@ interface RulesFile {
   programs?: Programs;
 }
 
-// The project's folder: src/ (tsx) and dist/ (the bundle) both sit in it.
-const FOLDER = new URL("..", import.meta.url);
-// The template's rules, beside its guard-cases.json (the project's folder
-// holds guard-policy.json, yours).
-const RULES_FILE = "zot/guard/guard-rules.json";
+// The extension's folder, which holds guard-policy.json (yours): this file
+// is zot/guard/guard.ts in it, or part of dist/index.js (the bundle).
+const FOLDER = new URL(
+  import.meta.url.endsWith("/zot/guard/guard.ts") ? "../.." : "..",
+  import.meta.url,
+);
+// The template's rules, beside this file and its guard-cases.json.
+export const RULES_FILE = "zot/guard/guard-rules.json";
 
 /** A rules file the guard cannot use: it refuses every command until fixed. */
 class RulesError extends Error {
@@ -774,7 +777,20 @@ function policy(): Policy {
   const own = loadJson("guard-policy.json");
   noEmptyPattern(RULES_FILE, data);
   noEmptyPattern("guard-policy.json", own);
-  const layers = [data, ...included(own), own];
+  loaded = combined([data, ...included(own), own]);
+  return loaded;
+}
+
+/** guard-rules.json alone: what guard-cases.json is judged with. */
+export function templatePolicy(): Policy {
+  const data = loadJson(RULES_FILE);
+  noEmptyPattern(RULES_FILE, data);
+  return combined([data]);
+}
+
+/** The rules files `layers`, the template's first, as one policy. */
+function combined(layers: RulesFile[]): Policy {
+  const data = layers[0];
   const lists = new Map(
     layers.flatMap((layer) => Object.entries(layer.lists ?? {})),
   );
@@ -801,7 +817,7 @@ function policy(): Policy {
       return Object.fromEntries(fields) as Rule;
     });
   const classes = data.classes ?? {};
-  loaded = {
+  return {
     rules,
     temp: (classes.temp ?? []).map(normal),
     devices: classes.device ?? [],
@@ -816,7 +832,6 @@ function policy(): Policy {
     programs: data.programs ?? {},
     programNames: programNames(data.programs ?? {}),
   };
-  return loaded;
 }
 
 // Each list of patterns, made ready for matches(): its plain names, and the
@@ -2416,15 +2431,19 @@ function length(text: string): number {
 /** Why the bash command must be refused, or undefined to allow it.
  *
  * `cwd` is the project folder (hello_ack's cwd): deletes inside it, and in
- * the temp folders, are allowed. */
-export function check(command: string, cwd = ""): Refusal | undefined {
+ * the temp folders, are allowed. `rules` are those of every rules file unless
+ * given (templatePolicy(): the template's alone). */
+export function check(
+  command: string,
+  cwd = "",
+  rules?: Policy,
+): Refusal | undefined {
   command = command.replaceAll("\\\n", ""); // bash joins continued lines
   if (command.length > MAX_COMMAND && length(command) > MAX_COMMAND) {
     return TOO_LONG;
   }
-  let rules: Policy;
   try {
-    rules = policy();
+    rules ??= policy();
   } catch (err) {
     // fail closed, and say which file is at fault
     if (err instanceof RulesError) return err.refusal;
