@@ -527,9 +527,9 @@ FROM_0_6_1 = {
         ["src/protocol.ts", "src/protocol.test.ts", "src/index.ts", "src/guard.ts"],
         ("src/extension.ts", 'export const shout = (text: string) => text.toUpperCase() + "!";\n'),
         None,  # at the end
-        (
+        (  # with what the file imports both before and after (ext)
             "src/extension.test.ts",
-            '\ntest("shout shouts", () => {\n  assert.equal(shout("a"), "A!");\n});\n',
+            '\ntest("my name", () => {\n  assert.equal(ext.name, "demo-ext");\n});\n',
         ),
         None,
         ["npm", "test"],
@@ -537,17 +537,20 @@ FROM_0_6_1 = {
 }
 
 
-@pytest.mark.parametrize("language", FROM_0_6_1)
-def test_a_0_6_1_project_updates_into_the_zot_layout(tmp_path, language):
+FROM_0_6_1["typescript-tsx"] = FROM_0_6_1["typescript"]
+
+
+@pytest.mark.parametrize("flavour", FROM_0_6_1)
+def test_a_0_6_1_project_updates_into_the_zot_layout(tmp_path, flavour):
     """The runtime and the guard leave the root for zot/; the user's handler,
     tests, smoke.json and guard rule survive, with no conflict."""
-    gone, (handler, function), before, (tests, test), test_before, unit_tests = FROM_0_6_1[language]
+    gone, (handler, function), before, (tests, test), test_before, unit_tests = FROM_0_6_1[flavour]
+    language, _, runner = flavour.partition("-")
+    answers = {"language": language, **({"ts_runner": runner} if runner else {})}
     repo = clone_template(tmp_path)
     assert "v0.6.1" in tag_releases(repo)
     capabilities = ["commands", "tools", "events", "guard", "panel", "ask", "prompt"]
-    project = generate(
-        repo, tmp_path / "ext", "v0.6.1", language=language, capabilities=capabilities
-    )
+    project = generate(repo, tmp_path / "ext", "v0.6.1", capabilities=capabilities, **answers)
     edit(project / handler, "Return it in upper case.", "Shout it.")
     if before is None:
         with (project / handler).open("a") as file:
