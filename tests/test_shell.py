@@ -250,6 +250,24 @@ def test_runtime_files_are_the_templates_and_lint_clean(tmp_path):
         assert result.returncode == 0, f"{check}:\n{result.stdout}{result.stderr}"
 
 
+def test_handlers_see_what_hello_ack_says(project, tmp_path):
+    """The shell's host info: variables set from hello_ack before any handler."""
+    usage = "printf 'display\\nUsage: /%s TEXT\\n\\nSends TEXT to the model.' 'demo-ext'"
+    shown = (
+        'printf \'display\\n%s|\' "$HOST_ZOT_VERSION" "$HOST_PROVIDER" "$HOST_MODEL" "$NEWER_HOST"'
+    )
+    edit(project / "main.sh", usage, shown)
+    assert run(["./build"], project).returncode == 0
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake(zot_version="0.2.0", provider="acme", model="m-1")
+        assert ext.command("demo-ext", "")["display"] == "0.2.0|acme|m-1|1|"
+        assert ext.shutdown() == 0
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake(zot_version=None, provider=7, capabilities=None)
+        assert ext.command("demo-ext", "")["display"] == "||||"
+        assert ext.shutdown() == 0
+
+
 def test_a_jq_error_in_an_argument_check_fails_the_build(project):
     edit(project / "main.sh", '(.text | type) != "string"', '(.text | typ) != "string"')
     result = run(["./build"], project)

@@ -41,6 +41,40 @@ if TYPE_CHECKING:
     import subprocess
 
 
+# The fields of hello_ack that HostInfo has.
+HOST_FIELDS = ("protocol_version", "capabilities", "zot_version", "provider")
+HOST_FIELDS += ("model", "cwd", "extension_dir", "data_dir")
+
+
+class HostInfo:
+    """hello_ack: what zot says about itself and the session (ext.host).
+    A field zot did not send, or sent with another type, is empty."""
+
+    protocol_version: int = 0
+    capabilities: list | None = None  # None from zot 0.1.62, which lists none
+    zot_version: str = ""
+    provider: str = ""
+    model: str = ""
+    cwd: str = ""  # the user's project folder (the process runs in extension_dir)
+    extension_dir: str = ""
+    data_dir: str = ""
+
+    def __init__(self, frame: dict | None = None) -> None:
+        self.frame = frame or {}  # hello_ack as it came, other fields included
+        for name in HOST_FIELDS:
+            value, default = self.frame.get(name), getattr(HostInfo, name)
+            wanted = list if default is None else type(default)
+            if isinstance(value, wanted) and not isinstance(value, bool):
+                setattr(self, name, value)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """hello_ack's field NAME as it came (ext.host.get("cwd") of older code)."""
+        return self.frame.get(name, default)
+
+    def __repr__(self) -> str:
+        return f"HostInfo({self.frame!r})"
+
+
 class InvalidArguments(ValueError):
     """Bad arguments from the model; the message tells it what to send."""
 
@@ -201,7 +235,7 @@ class Extension:
     def __init__(self, name: str, version: str) -> None:
         self.name = name
         self.version = version
-        self.host: dict = {}  # hello_ack: cwd (the user's project), data_dir, model, ...
+        self.host = HostInfo()  # hello_ack: cwd (the user's project), data_dir, ...
         self._commands: dict = {}
         self._tools: dict = {}
         self._events: dict = {}
@@ -227,7 +261,7 @@ class Extension:
         """Whether zot is newer than 0.1.62: it takes submit and spontaneous
         open_panel frames and cancels tool calls (its hello_ack lists its
         capabilities)."""
-        return isinstance(self.host.get("capabilities"), list)
+        return self.host.capabilities is not None
 
     # --- Registration ----------------------------------------------------
 
@@ -296,7 +330,7 @@ class Extension:
         self._guard = handler
         return handler
 
-    def on_hello(self, handler: Callable[[dict], None]) -> Callable:
+    def on_hello(self, handler: Callable[[HostInfo], None]) -> Callable:
         """Decorator: handler(host) runs once, on a thread of its own, when
         zot's hello_ack has arrived (HOST is ext.host) and the registrations
         and ready have gone out: a place to warm up, or to tell the user."""
@@ -637,8 +671,7 @@ class Extension:
                 self.log(f"skipped a frame whose type is not a text: {line[:80]!r}")
                 continue
             if kind == "hello_ack":
-                self.host.clear()
-                self.host.update(frame)
+                self.host = HostInfo(frame)
                 self._write(registrations)
                 if self._on_hello is not None:
                     threading.Thread(target=self._hello, daemon=True).start()

@@ -15,9 +15,14 @@
 
 EXT_NAME=extension
 EXT_VERSION=0.0.0
-DATA_DIR=$PWD # zot's data folder for this extension (hello_ack.data_dir)
-HOST_CWD=$PWD # the user's project folder (hello_ack.cwd)
-NEWER_HOST='' # 1 when hello_ack lists capabilities (zot newer than 0.1.62)
+# What zot says about itself and the session in hello_ack (empty when it
+# did not say), set before the first handler runs:
+DATA_DIR=$PWD       # zot's data folder for this extension (hello_ack.data_dir)
+HOST_CWD=$PWD       # the user's project folder (hello_ack.cwd)
+NEWER_HOST=''       # 1 when hello_ack lists capabilities (zot newer than 0.1.62)
+HOST_ZOT_VERSION='' # hello_ack.zot_version
+HOST_PROVIDER=''    # hello_ack.provider
+HOST_MODEL=''       # hello_ack.model
 
 # zot/jq/, beside this file
 _ext_lib=${BASH_SOURCE[0]%runtime.sh}jq
@@ -1031,6 +1036,8 @@ _ext_loop() {
 			DATA_DIR=${fields[0]:-$DATA_DIR}
 			HOST_CWD=${fields[1]:-$HOST_CWD}
 			NEWER_HOST=${fields[2]}
+			# shellcheck disable=SC2034 # for the handlers
+			HOST_ZOT_VERSION=${fields[3]} HOST_PROVIDER=${fields[4]} HOST_MODEL=${fields[5]}
 			;;
 		shutdown)
 			_ext_send '{"type":"shutdown_ack"}'

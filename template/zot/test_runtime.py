@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import unittest
 
-from .runtime import Extension, image_block, markdown_block, tool_result
+from .runtime import Extension, HostInfo, image_block, markdown_block, tool_result
 from .testing import Zot
 
 
@@ -152,6 +152,16 @@ class RuntimeTest(unittest.TestCase):
             self.assertIsNone(zot.before_agent_start("keep"))
             self.assertIsNone(zot.before_agent_start("crash"))
             self.assertIn("boom", zot.log())
+
+    def test_host_info_is_typed(self):
+        zot = self.start()
+        host = zot.ext.host
+        self.assertEqual((host.cwd, host.data_dir), (zot.project, zot.data_dir))
+        self.assertEqual((host.capabilities, host.protocol_version), (["call_tool"], 1))
+        host = HostInfo({"cwd": 7, "model": "m", "protocol_version": True, "x": 1})
+        self.assertEqual((host.cwd, host.model, host.protocol_version), ("", "m", 0))
+        self.assertEqual((host.capabilities, host.get("x")), (None, 1))
+        self.assertIsNone(self.start(newer=False).ext.host.capabilities)
 
     def test_a_tool_zot_does_not_know_is_a_test_error(self):
         with self.assertRaisesRegex(AssertionError, r"no tool nope is registered"):

@@ -159,7 +159,8 @@ def main(tool_args; guard; $config):
 				(first(.data_dir, .extension_dir | strings | select(. != "")) // ""),
 				(.cwd | strings // ""),
 				# A newer zot lists its capabilities; 0.1.62 does not.
-				(if (.capabilities | type) == "array" then "1" else "" end)])
+				(if (.capabilities | type) == "array" then "1" else "" end),
+				(.zot_version, .provider, .model | strings // "")])
 		elif $type == "command_invoked" then with_id(on_command)
 		elif $type == "tool_call" then with_id(on_tool_call)
 		elif $type == "event_intercept" then with_id(on_intercept($cwd))
