@@ -253,9 +253,8 @@ def test_runtime_files_are_the_templates_and_lint_clean(tmp_path):
 def test_handlers_see_what_hello_ack_says(project, tmp_path):
     """The shell's host info: variables set from hello_ack before any handler."""
     usage = "printf 'display\\nUsage: /%s TEXT\\n\\nSends TEXT to the model.' 'demo-ext'"
-    shown = (
-        'printf \'display\\n%s|\' "$HOST_ZOT_VERSION" "$HOST_PROVIDER" "$HOST_MODEL" "$NEWER_HOST"'
-    )
+    variables = '"$HOST_ZOT_VERSION" "$HOST_PROVIDER" "$HOST_MODEL" "$NEWER_HOST"'
+    shown = "printf 'display\\n%s|%s|%s|%s|' " + variables
     edit(project / "main.sh", usage, shown)
     assert run(["./build"], project).returncode == 0
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
@@ -263,7 +262,7 @@ def test_handlers_see_what_hello_ack_says(project, tmp_path):
         assert ext.command("demo-ext", "")["display"] == "0.2.0|acme|m-1|1|"
         assert ext.shutdown() == 0
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
-        ext.handshake(zot_version=None, provider=7, capabilities=None)
+        ext.handshake(zot_version=None, provider=7, model=None, capabilities=None)
         assert ext.command("demo-ext", "")["display"] == "||||"
         assert ext.shutdown() == 0
 
