@@ -149,8 +149,8 @@ def add_the_task(project, language: str) -> None:
     elif language.startswith("typescript"):
         imports = 'import { appendFileSync, readFileSync } from "node:fs";\n'
         imports += 'import { join } from "node:path";\n'
+        imports += 'import { errorResult } from "../zot/runtime.js";\n'
         source = imports + source + TYPESCRIPT
-        source = source.replace(' } from "./protocol.js"', ', errorResult } from "./protocol.js"')
     else:
         last = source.index("\n# Sourced (as test_main.sh does)")
         source = source[:last] + "\n" + SHELL + source[last:]

@@ -142,11 +142,15 @@ def test_own_unit_tests_pass(projects, language, capabilities):
         assert result.stderr.rstrip().endswith("OK"), result.stderr
     elif language == "shell":
         assert re.match(r"ok    ", result.stdout), result.stdout
-        assert "FAIL" not in result.stdout and result.stdout.endswith("all passed\n")
+        # the user's checks, then a line of the template's own tests (the guard's)
+        assert "FAIL" not in result.stdout and "\nall passed\n" in result.stdout
+        assert ("\nok    zot/guard: " in result.stdout) == ("guard" in capabilities)
     else:
         # node's test runner closes with "# pass N" / "# fail 0" (or "ℹ pass N")
         assert re.search(r"pass [1-9]", result.stdout), result.stdout
         assert re.search(r"fail 0$", result.stdout, re.MULTILINE), result.stdout
+        # then one line per file of the template's own tests
+        assert "\nok    zot/runtime.test.ts: " in result.stdout, result.stdout
 
 
 @pytest.mark.parametrize(("language", "capabilities"), PROCESS_MATRIX)

@@ -111,10 +111,8 @@ def add_spawning_tools(project: Path, variant: str) -> None:
     elif variant.startswith("typescript"):
         imports = 'import { spawn } from "node:child_process";\n'
         imports += 'import { once } from "node:events";\n'
-        source = imports + source.replace(
-            ' } from "./protocol.js"', ', spawnForCall } from "./protocol.js"'
-        )
-        source += TYPESCRIPT
+        imports += 'import { spawnForCall } from "../zot/runtime.js";\n'
+        source = imports + source + TYPESCRIPT
     else:
         last = source.index("\n# Sourced (as test_main.sh does)")
         source = source[:last] + "\n" + SHELL + source[last:]

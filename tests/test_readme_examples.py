@@ -13,14 +13,13 @@ from pathlib import Path
 
 import pytest
 from conftest import (
-    CAPABILITIES,
     HANDLER,
     LANGUAGES,
+    ROOT,
     VARIANTS,
     build,
     register_in_go,
     render,
-    run,
     smoke,
 )
 
@@ -53,7 +52,8 @@ def put(language: str, source: str, code: str) -> str:
 
 @pytest.mark.parametrize("variant", LANGUAGES)
 def test_the_readme_example_of_a_second_command_and_tool_works(projects, tmp_path, variant):
-    project = projects.fresh_copy(tmp_path, variant, CAPABILITIES)
+    """With the fewest capabilities that show it: it imports nothing more."""
+    project = projects.fresh_copy(tmp_path, variant, ["commands", "tools"])
     code, cases = example((project / "README.md").read_text())
     handler = project / HANDLER[variant]
     handler.write_text(put(VARIANTS[variant].language, handler.read_text(), code))
@@ -65,13 +65,6 @@ def test_the_readme_example_of_a_second_command_and_tool_works(projects, tmp_pat
     report = smoke(project)
     checked = " ".join(c["check"] for c in report["checks"])
     assert "shout" in checked and "split_words" in checked, checked
-    if VARIANTS[variant].language == "go":  # and a unit test of the tool
-        section = (project / "README.md").read_text().split(HEADING, 1)[1]
-        test = re.findall(r"```go\n(.*?)```", section, re.DOTALL)[1]
-        with (project / "main_test.go").open("a") as tests:
-            tests.write("\n" + test)
-        result = run(["go", "test", "-count=1", "-v", "-run", "TestSplitWords", "."], project)
-        assert "--- PASS: TestSplitWords" in result.stdout, result.stdout + result.stderr
 
 
 def test_every_language_has_the_example(tmp_path):
@@ -80,6 +73,23 @@ def test_every_language_has_the_example(tmp_path):
         language = VARIANTS[variant].language
         project = render(tmp_path / variant, language=language, **answers)
         assert HEADING in Path(project / "README.md").read_text(), variant
+
+
+# The template's published documentation, where the README links to it.
+DOCS = re.search(r"^site_url: (\S+)$", (ROOT / "mkdocs.yml").read_text(), re.MULTILINE)[1]
+
+
+@pytest.mark.parametrize("variant", LANGUAGES)
+def test_the_readme_fits_on_two_screens_and_links_to_real_pages(tmp_path, variant):
+    answers = {"language": VARIANTS[variant].language, **dict(VARIANTS[variant].answers)}
+    project = render(tmp_path / variant, capabilities=["commands", "tools", "guard"], **answers)
+    readme = (project / "README.md").read_text()
+    assert len(readme.splitlines()) <= 120
+    pages = re.findall(re.escape(DOCS) + r"([^)\s]*)", readme)
+    assert f"languages/{answers['language']}/" in pages, pages
+    for page in pages:
+        source = ROOT / "docs" / (page.rstrip("/") or "index")
+        assert source.with_suffix(".md").is_file(), page
 
 
 GUARD_EXAMPLE = "to refuse `npm publish`"

@@ -1,0 +1,89 @@
+// demo-ext: edit the handlers in this file. zot runs the binary ./build
+// makes from it, the package ext speaks the protocol, and zot/ holds the
+// template's code.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+
+	"example.com/demo-ext/zot/processes"
+
+	"example.com/demo-ext/zot/ext"
+)
+
+const (
+	extName    = "demo-ext"
+	extVersion = "0.1.0"
+)
+
+// extension answers zot: init registers each handler with it, main runs it.
+var extension = ext.New(extName, extVersion)
+
+func init() {
+	extension.Command(command, commandHelp, runCommand)
+	extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{}, runTool)
+}
+
+func main() {
+	err := extension.Run()
+	processes.StopAll() // what the handlers started ends with the extension
+	if err != nil {
+		extension.Logf("fatal: %v", err)
+		os.Exit(1)
+	}
+}
+
+const (
+	command     = "demo-ext"
+	commandHelp = "A zot extension"
+)
+
+// runCommand answers `/COMMAND ARGS` with a command_response action.
+func runCommand(args string) ext.Response {
+	text := strings.TrimSpace(args)
+	if text == "" {
+		// Display shows a note in the chat without calling the model.
+		return ext.Display("Usage: /" + command + " TEXT\n\nSends TEXT to the model.")
+	}
+	// Prompt submits the text as a new user message.
+	return ext.Prompt("Answer briefly and concretely:\n\n" + text)
+}
+
+const (
+	tool            = "demo_ext"
+	toolDescription = "Echo the given text back, optionally in upper case."
+)
+
+// toolSchema is the JSON Schema of the tool's arguments.
+var toolSchema = json.RawMessage(`{
+	"type": "object",
+	"properties": {
+		"text": {"type": "string", "description": "The text to echo back."},
+		"uppercase": {"type": "boolean", "description": "Return it in upper case."}
+	},
+	"required": ["text"]
+}`)
+
+// runTool runs the tool; an error result tells the model what to send.
+func runTool(ctx context.Context, args json.RawMessage) ext.ToolResult {
+	var fields map[string]any
+	if err := json.Unmarshal(args, &fields); err != nil || fields == nil {
+		return ext.TextErrorResult(`invalid arguments: send a JSON object such as {"text": "hello"}`)
+	}
+	text, ok := fields["text"].(string)
+	if !ok || text == "" {
+		return ext.TextErrorResult(`invalid arguments: "text" is required and must be a non-empty string`)
+	}
+	uppercase, ok := fields["uppercase"].(bool)
+	if _, given := fields["uppercase"]; given && !ok {
+		return ext.TextErrorResult(`invalid arguments: "uppercase" must be true or false`)
+	}
+	// zot may cancel a long call: if ctx.Err() != nil { return ext.TextErrorResult("cancelled") }
+	if uppercase {
+		text = strings.ToUpper(text)
+	}
+	return ext.TextResult(text)
+}

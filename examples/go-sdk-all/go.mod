@@ -1,0 +1,3 @@
+module example.com/demo-ext
+
+go 1.25.0

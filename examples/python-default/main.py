@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+# demo-ext: A zot extension
+#
+# A zot extension: zot starts this file and talks to it in JSON lines over
+# stdin/stdout. This file is yours: edit the handlers below. The package in
+# zot/ handles the protocol;
+# copier update brings its fixes.
+from __future__ import annotations
+
+from zot import Event, Extension, InvalidArguments, display, prompt
+
+NAME = "demo-ext"
+VERSION = "0.1.0"
+COMMAND_HELP = "A zot extension"
+TOOL_DESCRIPTION = "Echo the given text back, optionally in upper case."
+
+ext = Extension(NAME, VERSION)
+
+
+@ext.command("demo-ext", COMMAND_HELP)
+def run_command(args: str) -> dict:
+    """Answer `/demo-ext ARGS`."""
+    text = args.strip()
+    if not text:
+        # display shows a note in the chat without calling the model.
+        return display("Usage: /demo-ext TEXT\n\nSends TEXT to the model.")
+    # prompt submits the text as a new user message.
+    return prompt(f"Answer briefly and concretely:\n\n{text}")
+
+
+TOOL_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "description": "The text to echo back."},
+        "uppercase": {"type": "boolean", "description": "Return it in upper case."},
+    },
+    "required": ["text"],
+}
+
+
+@ext.tool("demo_ext", TOOL_DESCRIPTION, TOOL_SCHEMA)
+def run_tool(args: object, cancelled: Event) -> str:
+    """Answer the tool call; InvalidArguments tells the model what to send instead."""
+    if not isinstance(args, dict):
+        raise InvalidArguments('send a JSON object such as {"text": "hello"}')
+    text = args.get("text")
+    if not isinstance(text, str) or not text:
+        raise InvalidArguments('"text" is required and must be a non-empty string')
+    uppercase = args.get("uppercase", False)
+    if not isinstance(uppercase, bool):
+        raise InvalidArguments('"uppercase" must be true or false')
+    # A long-running tool checks `if cancelled.is_set(): return ""` now and then
+    # to stop early when cancelled: zot has given up on the call.
+    return text.upper() if uppercase else text
+
+
+if __name__ == "__main__":
+    ext.run()

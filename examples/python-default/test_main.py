@@ -1,0 +1,58 @@
+"""Unit tests of main.py's handlers: python3 -m unittest (which also runs the
+tests of the template's code in zot/). ./smoke-test checks the whole
+extension the way zot runs it."""
+
+import unittest
+
+import main
+from zot.testing import Zot
+
+
+class HandlerTest(unittest.TestCase):
+    """The handlers, called by the names zot knows them by."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.zot = Zot(main.ext)  # runs main.ext as zot runs it
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.zot.stop()
+
+    def test_command_sends_the_text_to_the_model(self):
+        reply = self.zot.command("demo-ext", "  why is the sky blue?  ")
+        self.assertEqual(reply.action, "prompt")
+        self.assertIn("why is the sky blue?", reply.prompt)
+
+    def test_command_without_text_shows_usage(self):
+        for args in ("", "   ", "\t\n"):
+            reply = self.zot.command("demo-ext", args)
+            self.assertEqual(reply.action, "display")
+            self.assertTrue(reply.display.startswith("Usage: /demo-ext"))
+
+    def test_tool_echoes_the_text(self):
+        for args, text in [
+            ({"text": "hello"}, "hello"),
+            ({"text": "abc", "uppercase": True}, "ABC"),
+            ({"text": 'héllo 😀 "q" \\ $(x)'}, 'héllo 😀 "q" \\ $(x)'),
+        ]:
+            result = self.zot.tool("demo_ext", args)
+            self.assertEqual((result.text, result.is_error), (text, False), args)
+
+    def test_tool_refuses_bad_arguments_with_a_helpful_error(self):
+        for args, hint in [
+            ({}, '"text" is required'),
+            ({"text": ""}, '"text" is required'),
+            ({"text": 42}, '"text" is required'),
+            ({"text": "x", "uppercase": "yes"}, '"uppercase" must be true or false'),
+            ([1, 2], "JSON object"),
+            (None, "JSON object"),
+        ]:
+            result = self.zot.tool("demo_ext", args)
+            self.assertTrue(result.is_error, args)
+            self.assertTrue(result.text.startswith("invalid arguments: "), args)
+            self.assertIn(hint, result.text)
+
+
+if __name__ == "__main__":
+    unittest.main()

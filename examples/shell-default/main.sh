@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# demo-ext: A zot extension
+#
+# A zot extension: zot starts this file and talks to it in JSON lines over
+# stdin/stdout. This file is yours: edit the handlers below. zot/runtime.sh
+# handles the protocol;
+# copier update brings its fixes. README.md says how to test a change.
+# shellcheck disable=SC2329 # the handlers are called by zot/runtime.sh
+# shellcheck source=/dev/null
+source "${BASH_SOURCE[0]%main.sh}zot/runtime.sh"
+
+NAME='demo-ext'
+VERSION='0.1.0'
+COMMAND_HELP='A zot extension'
+TOOL_DESCRIPTION='Echo the given text back, optionally in upper case.'
+
+# Answers `/demo-ext ARGS`; $1 is ARGS without surrounding blanks.
+# Print the action on the first line (prompt, insert, display, noop or
+# error), then its text. Runs in a subshell of its own; stderr goes to zot's
+# log.
+run_command() {
+	if [[ -z $1 ]]; then
+		# "display" shows a note in the chat without calling the model.
+		printf 'display\nUsage: /%s TEXT\n\nSends TEXT to the model.' 'demo-ext'
+		return
+	fi
+	# "prompt" submits the text as a new user message.
+	printf 'prompt\nAnswer briefly and concretely:\n\n%s' "$1"
+}
+
+TOOL_SCHEMA='{
+  "type": "object",
+  "properties": {
+    "text": {"type": "string", "description": "The text to echo back."},
+    "uppercase": {"type": "boolean", "description": "Return it in upper case."}
+  },
+  "required": ["text"]
+}'
+
+# Checks the model's arguments and turns them into the handler's parameters:
+# a jq expression where `.` is the arguments and every value it gives becomes
+# one parameter. invalid("...") refuses the call and tells the model what to
+# send instead; upcase is upper case beyond ASCII.
+TOOL_ARGS='
+	if type != "object" then
+		invalid("send a JSON object such as {\"text\": \"hello\"}")
+	elif (.text | type) != "string" or .text == "" then
+		invalid("\"text\" is required and must be a non-empty string")
+	elif has("uppercase") and (.uppercase | type) != "boolean" then
+		invalid("\"uppercase\" must be true or false")
+	elif .uppercase then
+		.text | upcase
+	else
+		.text
+	end'
+
+# Runs the tool with TOOL_ARGS's values as $1, $2, ... and prints its result
+# for the model; a non-zero exit status reports it as an error. Runs in a
+# subshell of its own, beside other requests; stderr goes to zot's log.
+run_tool() {
+	# The demo echoes what TOOL_ARGS prepared. Run programs here instead,
+	# e.g. `wc -w <<<"$1"`; HOST_CWD is the user's project folder.
+	# When zot gives up on the call, the runtime kills this subshell and what
+	# it started and sends no result (ext_on_cancel COMMAND cleans up after).
+	printf '%s' "$1"
+}
+
+# What zot gets: one line per handler.
+ext_new "$NAME" "$VERSION"
+ext_command 'demo-ext' "$COMMAND_HELP" run_command
+ext_tool 'demo_ext' "$TOOL_DESCRIPTION" "$TOOL_SCHEMA" "$TOOL_ARGS" run_tool
+
+# Sourced (as test_main.sh does), this file only defines the handlers.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	ext_run
+fi

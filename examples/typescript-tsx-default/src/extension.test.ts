@@ -1,0 +1,55 @@
+// Unit tests of the handlers in src/extension.ts: npm test (which then runs
+// the tests of the template's code in zot/). ./smoke-test checks the whole
+// extension the way zot runs it.
+import assert from "node:assert/strict";
+import { after, test } from "node:test";
+import { Zot } from "../zot/testing.js";
+import { ext } from "./extension.js";
+
+// zot plays zot for the tests: it runs the extension as zot does, and the
+// tests call its commands and tools by the names zot knows them by.
+const zot = Zot.start(ext);
+after(() => zot.stop());
+
+const COMMAND = "demo-ext";
+
+test("the command prompts with its text", async () => {
+  const reply = await zot.command(COMMAND, "  why is the sky blue?  ");
+  assert.equal(reply.action, "prompt");
+  assert.ok(reply.prompt?.includes("why is the sky blue?"), reply.prompt);
+});
+
+test("the command shows its usage without text", async () => {
+  for (const args of ["", "   ", "\t\n"]) {
+    const reply = await zot.command(COMMAND, args);
+    assert.equal(reply.action, "display");
+    assert.ok(reply.display?.startsWith(`Usage: /${COMMAND}`), reply.display);
+  }
+});
+
+const TOOL = "demo_ext";
+
+test("the tool echoes its text, upper-cased on request", async () => {
+  const text = 'héllo 😀 "q" \\ $(x)';
+  assert.equal((await zot.tool(TOOL, { text })).text, text);
+  const upper = await zot.tool(TOOL, { text: "abc", uppercase: true });
+  assert.deepEqual([upper.text, upper.isError], ["ABC", false]);
+});
+
+test("the tool refuses bad arguments with a helpful error", async () => {
+  // [arguments the model sent, what the error must tell it]
+  const cases: [unknown, string][] = [
+    [{}, '"text" is required'],
+    [{ text: "" }, '"text" is required'],
+    [{ text: 42 }, '"text" is required'],
+    [{ text: "x", uppercase: "yes" }, '"uppercase" must be true or false'],
+    [[1, 2], "JSON object"],
+    [null, "JSON object"],
+  ];
+  for (const [args, hint] of cases) {
+    const result = await zot.tool(TOOL, args);
+    assert.ok(result.isError, JSON.stringify(args));
+    assert.ok(result.text.startsWith("invalid arguments: "), result.text);
+    assert.ok(result.text.includes(hint), result.text);
+  }
+});
