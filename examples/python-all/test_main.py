@@ -100,12 +100,16 @@ class HandlerTest(unittest.TestCase):
         size = len(self.zot.before_agent_start("abc").encode())
         self.assertTrue(main.MAX_PROMPT - 2 < size <= main.MAX_PROMPT, size)
 
+    def picker_lines(self, selected: int) -> list:
+        marks = ["› " if i == selected else "  " for i in range(len(main.PICKS))]
+        return [mark + pick for mark, pick in zip(marks, main.PICKS)]
+
     def open_picker(self) -> str:
         """Run /demo-ext-pick: the id of the panel it opens."""
         reply = self.zot.command("demo-ext-pick")
         self.assertEqual(reply.action, "open_panel")
         self.assertEqual(reply.panel["title"], main.PICK_TITLE)
-        self.assertEqual(reply.panel["lines"], picker_lines(0))
+        self.assertEqual(reply.panel["lines"], self.picker_lines(0))
         return reply.panel["id"]
 
     def test_picker_keys_move_the_selection_and_enter_sends_it(self):
@@ -116,7 +120,7 @@ class HandlerTest(unittest.TestCase):
         for key, text, selected in moves:
             self.zot.key(panel_id, key, text)
             render = self.zot.next("panel_render")
-            self.assertEqual(render["lines"], picker_lines(selected), key + text)
+            self.assertEqual(render["lines"], self.picker_lines(selected), key + text)
         self.zot.key(panel_id, "tab")
         self.assertTrue(self.zot.quiet())
         self.zot.key(panel_id, "enter")
@@ -186,10 +190,6 @@ class OlderZotTest(unittest.TestCase):
         result = self.zot.tool("demo_ext_confirm", {"action": "Deploy."})
         self.assertTrue(result.is_error)
         self.assertIn("ask in the chat instead", result.text)
-
-
-def picker_lines(selected: int) -> list:
-    return [("› " if i == selected else "  ") + p for i, p in enumerate(main.PICKS)]
 
 
 if __name__ == "__main__":
