@@ -1,7 +1,7 @@
 """The golden snapshots in examples/ are what the template renders now."""
 
 import pytest
-from examples import EXAMPLES, INDEX, SNAPSHOTS, differences, snapshot
+from golden import EXAMPLES, INDEX, SNAPSHOTS, differences, snapshot
 
 
 @pytest.mark.parametrize("name", SNAPSHOTS)

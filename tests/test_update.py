@@ -485,15 +485,7 @@ def test_a_0_6_1_go_project_updates_into_the_zot_layout(tmp_path, flavour):
     main = (project / "main.go").read_text()
     assert "Shout it." in main and SHOUT in main and "func init() {" in main
     assert SHOUT_TEST in (project / "main_test.go").read_text()
-    assert SMOKE_CASE in json.loads((project / "smoke.json").read_text())["tools"]
-    assert json.loads((project / "guard-policy.json").read_text()) == policy
-    build(project)
-    result = run(["go", "test", "-count=1", "./..."], project)
-    assert result.returncode == 0, result.stdout + result.stderr
-    smoke(project)
-    result = run(["./smoke-test", "--json", "--guard", "terraform destroy"], project)
-    [verdict] = json.loads(result.stdout)["guard"]
-    assert verdict["rule"] == "no-tf-destroy", verdict
+    kept_the_smoke_case_and_guard_rule(project, policy, ["go", "test", "-count=1", "./..."])
 
 
 # Per language: what a project of 0.6.1 held at its root that is the
@@ -573,6 +565,13 @@ def test_a_0_6_1_project_updates_into_the_zot_layout(tmp_path, flavour):
     source = (project / handler).read_text()
     assert "Shout it." in source and function in source
     assert test in (project / tests).read_text()
+    kept_the_smoke_case_and_guard_rule(project, policy, unit_tests)
+
+
+def kept_the_smoke_case_and_guard_rule(project: Path, policy: dict, unit_tests: list) -> None:
+    """After an update: the user's smoke case and guard rule (from
+    add_a_smoke_case_and_a_guard_rule) are there, and the project builds,
+    passes its unit tests and smoke test, and refuses by the user's rule."""
     assert SMOKE_CASE in json.loads((project / "smoke.json").read_text())["tools"]
     assert json.loads((project / "guard-policy.json").read_text()) == policy
     build(project)
