@@ -292,8 +292,10 @@ class Extension:
         """Decorator: handler(args) or handler(args, cancelled) is a tool the
         model calls; it returns a str, a tool_result(...) or any JSON value.
 
-        SCHEMA is the JSON Schema of the arguments; the handler raises
-        InvalidArguments to answer with is_error. CANCELLED, an Event, is set
+        SCHEMA is the JSON Schema of the arguments: a call whose arguments
+        do not fit it is answered with is_error before the handler runs (see
+        schema.py). The handler raises InvalidArguments to refuse what the
+        schema cannot say. CANCELLED, an Event, is set
         when zot gives up on the call: no result is sent after that.
         INTERACTIVE tools may open panels and wait for the user (no time
         limit); OUTPUT_SCHEMA describes the result's structured_content.
@@ -499,8 +501,16 @@ class Extension:
         if name not in self._tools:
             result = tool_result(f"unknown tool: {name}", is_error=True)
             return {"type": "tool_result", **result}
-        _, handler, takes_two = self._tools[name]
+        fields, handler, takes_two = self._tools[name]
         args = frame.get("args")
+        from .schema import problems  # here, not at the top: start-up counts
+
+        found = problems(fields["schema"], args)
+        if found:  # the handler runs only with arguments that fit its schema
+            result = tool_result(
+                "invalid arguments: " + "; ".join(found), is_error=True
+            )
+            return {"type": "tool_result", **result}
         try:
             if takes_two:
                 result = handler(args, self._calls.get(frame["id"]) or Event())

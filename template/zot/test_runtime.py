@@ -3,10 +3,15 @@ frames of a small extension, played through the fake zot of testing.py."""
 
 from __future__ import annotations
 
+import json
+import os
 import unittest
 
 from .runtime import Extension, HostInfo, image_block, markdown_block, tool_result
+from .schema import problems
 from .testing import Zot
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def probe() -> Extension:
@@ -41,6 +46,10 @@ def probe() -> Extension:
         blocks = [markdown_block("**b**"), image_block(b"PNG", "image/png")]
         return tool_result("plain", *blocks, structured_content={"n": 1})
 
+    @ext.tool("count", "Count to N", {"type": "object", "required": ["n"]})
+    def count(args):
+        return str(args["n"])
+
     @ext.tool("wait", "Wait until zot cancels", {"type": "object"}, interactive=True)
     def wait(args, cancelled):
         ext.notify("info", "waiting")
@@ -69,7 +78,7 @@ class RuntimeTest(unittest.TestCase):
         capabilities = ["commands", "tools", "events", "panels", "tool_cancel"]
         self.assertEqual(zot.hello["capabilities"], capabilities)
         tools = [f for f in zot.registrations if f["type"] == "register_tool"]
-        rich, wait = tools
+        rich, _, wait = tools
         self.assertEqual(rich["output_schema"], {"type": "object"})
         self.assertNotIn("interactive", rich)
         self.assertEqual((wait["interactive"], "output_schema" in wait), (True, False))
@@ -162,6 +171,27 @@ class RuntimeTest(unittest.TestCase):
         self.assertEqual((host.cwd, host.model, host.protocol_version), ("", "m", 0))
         self.assertEqual((host.capabilities, host.get("x")), (None, 1))
         self.assertIsNone(self.start(newer=False).ext.host.capabilities)
+
+    def test_arguments_that_do_not_fit_the_schema_never_reach_the_handler(self):
+        zot = self.start()
+        self.assertEqual(zot.tool("count", {"n": 3}).text, "3")
+        for args, text in [
+            ({}, '"n" is required'),
+            ([], "the arguments must be an object"),
+        ]:
+            result = zot.tool("count", args)
+            self.assertEqual(
+                (result.text, result.is_error), (f"invalid arguments: {text}", True)
+            )
+
+    def test_the_schema_checks_of_schema_cases_json(self):
+        with open(os.path.join(HERE, "schema-cases.json"), encoding="utf-8") as file:
+            cases = json.load(file)["cases"]
+        for case in cases:
+            with self.subTest(schema=case["schema"], args=case["args"]):
+                self.assertEqual(
+                    problems(case["schema"], case["args"]), case["problems"]
+                )
 
     def test_a_tool_zot_does_not_know_is_a_test_error(self):
         with self.assertRaisesRegex(AssertionError, r"no tool nope is registered"):
