@@ -16,6 +16,7 @@ import {
   structuredResult,
   textBlock,
 } from "./runtime.js";
+import { problems } from "./schema.js";
 
 /** A fresh extension, with what it sends and logs. */
 function fresh() {
@@ -422,4 +423,33 @@ test("malformed and unknown frames are logged, never answered", () => {
   assert.equal(logged.length, 9, logged.join("\n"));
   assert.equal(receive({ type: "shutdown" }), false);
   assert.deepEqual(sent, [{ type: "shutdown_ack" }]);
+});
+
+test("the schema checks of schema-cases.json", () => {
+  const file = new URL("schema-cases.json", import.meta.url);
+  const { cases } = JSON.parse(readFileSync(file, "utf8")) as {
+    cases: { schema: object; args: unknown; problems: string[] }[];
+  };
+  for (const { schema, args, problems: expected } of cases) {
+    const where = JSON.stringify({ schema, args });
+    assert.deepEqual(problems(schema, args), expected, where);
+  }
+});
+
+test("arguments that do not fit the schema never reach the handler", async () => {
+  const { ext, sent, receive } = fresh();
+  const schema = { type: "object", required: ["n"] };
+  ext.tool("count", "Count to N", schema, ({ n }: { n: number }) => String(n));
+  receive({ type: "tool_call", id: "1", name: "count", args: { n: 3 } });
+  receive({ type: "tool_call", id: "2", name: "count", args: [] });
+  await new Promise((done) => setImmediate(done));
+  const texts = new Map(
+    sent.map((frame) => [
+      "id" in frame && frame.id,
+      "content" in frame && frame.content[0],
+    ]),
+  );
+  assert.deepEqual(texts.get("1"), { type: "text", text: "3" });
+  const refused = "invalid arguments: the arguments must be an object";
+  assert.deepEqual(texts.get("2"), { type: "text", text: refused });
 });

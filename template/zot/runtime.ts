@@ -25,6 +25,7 @@ import {
 } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { stderr, stdin, stdout } from "node:process";
+import { problems } from "./schema.js";
 
 // --- Frames zot sends -------------------------------------------------------
 
@@ -175,8 +176,10 @@ interface Call {
 /** The signal of a handler that takes none: it never aborts. */
 const NEVER = new AbortController().signal;
 
-export type ToolHandler = (
-  args: unknown,
+/** Answers a tool call. Args is what the tool's schema describes: the
+ * runtime checks the arguments against it before the handler runs. */
+export type ToolHandler<Args = unknown> = (
+  args: Args,
   signal: AbortSignal,
 ) => ToolOutput | Promise<ToolOutput>;
 
@@ -312,15 +315,18 @@ export class Extension {
     this.usesPanels ||= options.panels === true;
   }
 
-  /** A tool the model calls; schema is the JSON Schema of its arguments. */
-  tool(
+  /** A tool the model calls; schema is the JSON Schema of its arguments: a
+   * call whose arguments do not fit it gets an error before the handler runs
+   * (see schema.ts), so the handler may declare their type. */
+  tool<Args = unknown>(
     name: string,
     description: string,
     schema: object,
-    handler: ToolHandler,
+    handler: ToolHandler<Args>,
     options: ToolOptions = {},
   ): void {
-    this.tools.set(name, { description, schema, handler, options });
+    const checked = handler as ToolHandler; // by problems(), before each call
+    this.tools.set(name, { description, schema, handler: checked, options });
     this.usesPanels ||= options.interactive === true;
   }
 
@@ -654,6 +660,10 @@ export class Extension {
   ): Promise<ToolResult> {
     const tool = this.tools.get(frame.name);
     if (!tool) return errorResult(`unknown tool: ${frame.name}`);
+    // The handler runs only with arguments that fit its schema.
+    const found = problems(tool.schema, frame.args);
+    if (found.length)
+      return errorResult(`invalid arguments: ${found.join("; ")}`);
     let output: ToolOutput;
     try {
       output = await tool.handler(frame.args, signal);
