@@ -60,7 +60,7 @@ def _object(schema: dict, value: dict, path: str) -> list[str]:
         if isinstance(name, str) and name not in value
     ]
     extra = schema.get("additionalProperties", True)
-    for name, item in value.items():
+    for name, item in sorted(value.items()):  # in the same order everywhere
         if name in properties:
             found += problems(properties[name], item, prefix + name)
         elif extra is False:

@@ -55,7 +55,9 @@ function objectProblems(
     .filter((name) => typeof name === "string" && !(name in value))
     .map((name) => `"${prefix}${name}" is required`);
   const extra = schema.additionalProperties ?? true;
-  for (const [name, item] of Object.entries(value)) {
+  // In the same order in every language: by name.
+  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [name, item] of entries) {
     if (Object.hasOwn(properties, name)) {
       found.push(...problems(properties[name], item, prefix + name));
     } else if (extra === false) {
