@@ -56,7 +56,9 @@ function objectProblems(
     .map((name) => `"${prefix}${name}" is required`);
   const extra = schema.additionalProperties ?? true;
   // In the same order in every language: by name.
-  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const entries = Object.entries(value).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
   for (const [name, item] of entries) {
     if (Object.hasOwn(properties, name)) {
       found.push(...problems(properties[name], item, prefix + name));
