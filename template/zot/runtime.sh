@@ -100,7 +100,8 @@ ext_tool() {
 		esac
 		shift
 	done
-	_ext_tool_args+=" elif \$index == ${#_ext_tools[@]} then ($4)"
+	# The arguments must fit the schema before ARGS_JQ reads them.
+	_ext_tool_args+=" elif \$index == ${#_ext_tools[@]} then (fits_schema(${3//[$'\n\r\t']/ }) | $4)"
 	_ext_tools+=("$1")
 	_ext_tool_fns+=("$5")
 	_ext_schemas+=("$3")
@@ -436,11 +437,33 @@ ext_test_frames() {
 	rm -rf "$dir"
 }
 
-# For unit tests: the template's own tests, one line each when they pass
-# (with the guard: every verdict of zot/guard/guard-cases.json, given by the
-# template's rules alone, so a rule guard-policy.json switches off fails
-# nothing here). Status 1 when one fails.
+# For unit tests: the template's own tests, one line each when they pass:
+# the argument checks of zot/schema-cases.json and, with the guard, every
+# verdict of zot/guard/guard-cases.json, given by the template's rules alone
+# (a rule guard-policy.json switches off fails nothing here). Status 1 when
+# one fails.
 ext_test_zot() {
+	_ext_test_schema_cases && _ext_test_guard_cases_json
+}
+
+# The schema checks of zot/schema-cases.json, in one jq run.
+# shellcheck disable=SC2016 # $names are jq's
+_ext_test_schema_cases() {
+	local wrong n
+	wrong=$(jq -r -L "$_ext_lib" 'include "zot"; .cases[] | . as $c
+		| ($c.args | schema_problems($c.schema; "")) as $got | select($got != $c.problems)
+		| "FAIL  zot/schema-cases.json: \($c.schema) with \($c.args): \($got), not \($c.problems)"' \
+		"${_ext_lib%jq}schema-cases.json") || wrong="FAIL  zot/schema-cases.json: jq failed"
+	if [[ -n $wrong ]]; then
+		printf '%s\n' "$wrong"
+		return 1
+	fi
+	n=$(jq '.cases | length' "${_ext_lib%jq}schema-cases.json")
+	printf 'ok    zot/schema-cases.json: the %d cases of the argument checks\n' "$n"
+}
+
+# Every verdict of zot/guard/guard-cases.json, when the guard is there.
+_ext_test_guard_cases_json() {
 	local cases=${_ext_lib%jq}guard/guard-cases.json want got command n=0 failed=0
 	[[ -f $cases ]] || return 0
 	while IFS= read -r -d '' want && IFS= read -r -d '' got && IFS= read -r -d '' command; do

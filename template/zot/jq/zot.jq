@@ -3,6 +3,61 @@
 # Refuses the call: the model gets "invalid arguments: MESSAGE".
 def invalid($message): error({invalid_arguments: $message});
 
+# The problems of . as a tool's arguments for JSON Schema $schema, each
+# naming where: "\"text\" is required", "\"tags[1]\" must be a string"; []
+# when there are none. The keywords checked: type, required, properties,
+# additionalProperties, items, enum, minimum, maximum, minLength, maxLength;
+# others never refuse a call. Every runtime of the template words them so.
+def schema_problems($schema; $path):
+	def name: if . == "boolean" then "true or false" elif . == "null" then "null"
+		elif . == "integer" or . == "array" or . == "object" then "an \(.)" else "a \(.)" end;
+	def is($t):
+		if $t == "integer" then type == "number" and . == floor
+		elif [$t] | inside(["string", "number", "boolean", "object", "array", "null"]) then type == $t
+		else true end;
+	def bounds($size; $where; $low; $high; $unit):
+		def shown($n): "\($n | tojson)\(if $unit == "" then "" elif $n == 1 then $unit else "\($unit)s" end)"
+			+ (if $unit == "" then "" else " long" end);
+		(if ($schema[$low] | type) == "number" and $size < $schema[$low]
+		 then ["\($where) must be at least \(shown($schema[$low]))"] else [] end)
+		+ (if ($schema[$high] | type) == "number" and $size > $schema[$high]
+		   then ["\($where) must be at most \(shown($schema[$high]))"] else [] end);
+	. as $value
+	| if ($schema | type) != "object" then []
+	else
+		(if $path == "" then "the arguments" else $path | tojson end) as $where
+		| ($schema.type | if type == "string" then [.] elif type == "array" then . else null end) as $types
+		| if $types != null and ($types | any(. as $t | $value | is($t)) | not) then
+			($types | map(name)) as $names
+			| ["\($where) must be \(if ($names | length) == 1 then $names[0]
+				else ($names[:-1] | join(", ")) + " or " + $names[-1] end)"]
+		else
+			(if ($schema.enum | type) == "array" and ($schema.enum | index([$value]) | not)
+			 then ["\($where) must be one of \($schema.enum | map(tojson) | join(", "))"] else [] end)
+			+ if type == "string" then bounds(length; $where; "minLength"; "maxLength"; " character")
+			elif type == "number" then bounds(.; $where; "minimum"; "maximum"; "")
+			elif type == "array" and ($schema.items | type) == "object" then
+				[range(length) as $i | .[$i] | schema_problems($schema.items; "\($path)[\($i)]")[]]
+			elif type == "object" then
+				(if $path == "" then "" else "\($path)." end) as $prefix
+				| ($schema.properties | if type == "object" then . else {} end) as $properties
+				| (if $schema | has("additionalProperties") then $schema.additionalProperties else true end) as $extra
+				| [($schema.required | if type == "array" then .[] | strings else empty end)
+					| select(. as $name | $value | has($name) | not) | "\($prefix + . | tojson) is required"]
+				+ [keys[] as $name
+					| if $properties | has($name) then $value[$name] | schema_problems($properties[$name]; $prefix + $name)[]
+					elif $extra == false then "\($prefix + $name | tojson) is not expected"
+					else $value[$name] | schema_problems($extra; $prefix + $name)[] end]
+			else [] end
+		end
+	end;
+
+# Refuses arguments that do not fit JSON Schema $schema (ext_tool checks each
+# call with its tool's schema before ARGS_JQ).
+def fits_schema($schema):
+	schema_problems($schema; "") as $found
+	| if $found == [] then . else invalid($found | join("; ")) end;
+
 # Upper case for ASCII, Latin, Greek, Cyrillic and Armenian letters; ß
 # becomes SS.
 def upcase:
