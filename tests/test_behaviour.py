@@ -132,12 +132,12 @@ def test_tool_echoes_valid_arguments(ext):
     ("args", "hint"),
     [
         ({}, '"text" is required'),
-        ({"text": ""}, '"text" is required'),
-        ({"text": 42}, '"text" is required'),
+        ({"text": ""}, '"text" must not be blank'),
+        ({"text": 42}, '"text" must be a string'),
         ({"text": "x", "uppercase": "yes"}, '"uppercase" must be true or false'),
-        ([1, 2], "JSON object"),
-        ("text", "JSON object"),
-        (None, "JSON object"),
+        ([1, 2], "the arguments must be an object"),
+        ("text", "the arguments must be an object"),
+        (None, "the arguments must be an object"),
     ],
     ids=["empty", "blank-text", "number-text", "string-flag", "array", "string", "null"],
 )
