@@ -19,6 +19,7 @@ import (
 	"example.com/demo-ext/zot/guard"
 	"example.com/demo-ext/zot/host"
 	"example.com/demo-ext/zot/processes"
+	"example.com/demo-ext/zot/schema"
 
 	"example.com/demo-ext/zot/ext"
 )
@@ -33,7 +34,8 @@ var extension = ext.New(extName, extVersion)
 
 func init() {
 	extension.Command(command, commandHelp, runCommand)
-	extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{}, runTool)
+	extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{},
+		schema.Checked(toolSchema, ext.TextErrorResult, runTool))
 	for _, event := range events {
 		extension.On(event, recordEvent)
 	}
@@ -41,7 +43,8 @@ func init() {
 	extension.OnHello(func(ext.HostInfo) { guard.WarnIfRulesUnusable(extName, extension) })
 	extension.Command(panelCommand, panelHelp, openPicker)
 	extension.ToolWithOptions(askTool, askDescription, askSchema,
-		ext.ToolOptions{Interactive: true, OutputSchema: askOutputSchema}, runAsk)
+		ext.ToolOptions{Interactive: true, OutputSchema: askOutputSchema},
+		schema.Checked(askSchema, ext.TextErrorResult, runAsk))
 	extension.InterceptBeforeAgentStart(addConventions)
 }
 
@@ -85,25 +88,21 @@ var toolSchema = json.RawMessage(`{
 	"required": ["text"]
 }`)
 
-// runTool runs the tool; an error result tells the model what to send.
+// runTool runs the tool. Its arguments fit toolSchema: schema.Checked answers
+// a call whose arguments do not with an error for the model.
 func runTool(ctx context.Context, args json.RawMessage) ext.ToolResult {
-	var fields map[string]any
-	if err := json.Unmarshal(args, &fields); err != nil || fields == nil {
-		return ext.TextErrorResult(`invalid arguments: send a JSON object such as {"text": "hello"}`)
+	var in struct {
+		Text      string `json:"text"`
+		Uppercase bool   `json:"uppercase"`
 	}
-	text, ok := fields["text"].(string)
-	if !ok || text == "" {
-		return ext.TextErrorResult(`invalid arguments: "text" is required and must be a non-empty string`)
-	}
-	uppercase, ok := fields["uppercase"].(bool)
-	if _, given := fields["uppercase"]; given && !ok {
-		return ext.TextErrorResult(`invalid arguments: "uppercase" must be true or false`)
+	if err := json.Unmarshal(args, &in); err != nil || strings.TrimSpace(in.Text) == "" { // what the schema cannot say
+		return ext.TextErrorResult(`invalid arguments: "text" must not be blank`)
 	}
 	// zot may cancel a long call: if ctx.Err() != nil { return ext.TextErrorResult("cancelled") }
-	if uppercase {
-		text = strings.ToUpper(text)
+	if in.Uppercase {
+		return ext.TextResult(strings.ToUpper(in.Text))
 	}
-	return ext.TextResult(text)
+	return ext.TextResult(in.Text)
 }
 
 // events are the lifecycle events written to the audit log.
@@ -249,13 +248,13 @@ var (
 // runAsk shows the action in a panel and waits for the user's answer: the
 // panel's keys arrive meanwhile. ctx ends when zot gives up on the call.
 func runAsk(ctx context.Context, args json.RawMessage) ext.ToolResult {
-	var fields struct {
-		Action *string `json:"action"`
+	var in struct {
+		Action string `json:"action"`
 	}
-	if json.Unmarshal(args, &fields) != nil || fields.Action == nil || strings.TrimSpace(*fields.Action) == "" {
-		return ext.TextErrorResult(`invalid arguments: "action" is required and must be a non-empty string`)
+	if json.Unmarshal(args, &in) != nil || strings.TrimSpace(in.Action) == "" { // what the schema cannot say
+		return ext.TextErrorResult(`invalid arguments: "action" must not be blank`)
 	}
-	action := *fields.Action
+	action := in.Action
 	if !host.NewerZot(extension) {
 		return ext.TextErrorResult("this zot cannot ask the user from a tool (it needs a newer zot): ask in the chat instead")
 	}

@@ -82,14 +82,13 @@ func TestToolEchoesValidArguments(t *testing.T) {
 func TestToolRefusesBadArgumentsWithAHelpfulError(t *testing.T) {
 	cases := []struct{ args, hint string }{
 		{`{}`, `"text" is required`},
-		{`{"text": ""}`, `"text" is required`},
-		{`{"text": 42}`, `"text" is required`},
-		{`{"text": null}`, `"text" is required`},
+		{`{"text": " "}`, `"text" must not be blank`},
+		{`{"text": 42}`, `"text" must be a string`},
+		{`{"text": null}`, `"text" must be a string`},
 		{`{"text": "x", "uppercase": "yes"}`, `"uppercase" must be true or false`},
 		{`{"text": "x", "uppercase": null}`, `"uppercase" must be true or false`},
-		{`[1, 2]`, "JSON object"},
-		{`"text"`, "JSON object"},
-		{`null`, "JSON object"},
+		{`[1, 2]`, "the arguments must be an object"},
+		{`null`, "the arguments must be an object"},
 	}
 	for _, c := range cases {
 		result := zot.Tool(t, tool, c.args)
@@ -233,10 +232,13 @@ func asAny(lines []string) []any {
 }
 
 func TestAskRefusesBadArguments(t *testing.T) {
-	for _, args := range []string{`null`, `[]`, `"x"`, `{}`, `{"action": null}`, `{"action": 1}`, `{"action": " \t"}`} {
+	for args, problem := range map[string]string{
+		`{}`:                `"action" is required`,
+		`{"action": 1}`:     `"action" must be a string`,
+		`{"action": " \t"}`: `"action" must not be blank`,
+	} {
 		result := zot.Tool(t, askTool, args)
-		want := `invalid arguments: "action" is required and must be a non-empty string`
-		if !result.IsError || result.Text() != want {
+		if want := "invalid arguments: " + problem; !result.IsError || result.Text() != want {
 			t.Errorf("%s %s answered %+v, want the error %q", askTool, args, result, want)
 		}
 	}

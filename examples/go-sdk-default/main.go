@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"example.com/demo-ext/zot/processes"
+	"example.com/demo-ext/zot/schema"
 
 	"github.com/patriceckhart/zot/packages/agent/ext"
 )
@@ -24,7 +25,8 @@ var extension = ext.New(extName, extVersion)
 
 func init() {
 	extension.Command(command, commandHelp, runCommand)
-	extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{}, runTool)
+	extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{},
+		schema.Checked(toolSchema, ext.TextErrorResult, runTool))
 }
 
 func main() {
@@ -67,23 +69,19 @@ var toolSchema = json.RawMessage(`{
 	"required": ["text"]
 }`)
 
-// runTool runs the tool; an error result tells the model what to send.
+// runTool runs the tool. Its arguments fit toolSchema: schema.Checked answers
+// a call whose arguments do not with an error for the model.
 func runTool(ctx context.Context, args json.RawMessage) ext.ToolResult {
-	var fields map[string]any
-	if err := json.Unmarshal(args, &fields); err != nil || fields == nil {
-		return ext.TextErrorResult(`invalid arguments: send a JSON object such as {"text": "hello"}`)
+	var in struct {
+		Text      string `json:"text"`
+		Uppercase bool   `json:"uppercase"`
 	}
-	text, ok := fields["text"].(string)
-	if !ok || text == "" {
-		return ext.TextErrorResult(`invalid arguments: "text" is required and must be a non-empty string`)
-	}
-	uppercase, ok := fields["uppercase"].(bool)
-	if _, given := fields["uppercase"]; given && !ok {
-		return ext.TextErrorResult(`invalid arguments: "uppercase" must be true or false`)
+	if err := json.Unmarshal(args, &in); err != nil || strings.TrimSpace(in.Text) == "" { // what the schema cannot say
+		return ext.TextErrorResult(`invalid arguments: "text" must not be blank`)
 	}
 	// zot may cancel a long call: if ctx.Err() != nil { return ext.TextErrorResult("cancelled") }
-	if uppercase {
-		text = strings.ToUpper(text)
+	if in.Uppercase {
+		return ext.TextResult(strings.ToUpper(in.Text))
 	}
-	return ext.TextResult(text)
+	return ext.TextResult(in.Text)
 }

@@ -78,14 +78,13 @@ func TestToolEchoesValidArguments(t *testing.T) {
 func TestToolRefusesBadArgumentsWithAHelpfulError(t *testing.T) {
 	cases := []struct{ args, hint string }{
 		{`{}`, `"text" is required`},
-		{`{"text": ""}`, `"text" is required`},
-		{`{"text": 42}`, `"text" is required`},
-		{`{"text": null}`, `"text" is required`},
+		{`{"text": " "}`, `"text" must not be blank`},
+		{`{"text": 42}`, `"text" must be a string`},
+		{`{"text": null}`, `"text" must be a string`},
 		{`{"text": "x", "uppercase": "yes"}`, `"uppercase" must be true or false`},
 		{`{"text": "x", "uppercase": null}`, `"uppercase" must be true or false`},
-		{`[1, 2]`, "JSON object"},
-		{`"text"`, "JSON object"},
-		{`null`, "JSON object"},
+		{`[1, 2]`, "the arguments must be an object"},
+		{`null`, "the arguments must be an object"},
 	}
 	for _, c := range cases {
 		result := zot.Tool(t, tool, c.args)

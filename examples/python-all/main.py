@@ -56,19 +56,15 @@ TOOL_SCHEMA = {
 
 
 @ext.tool("demo_ext", TOOL_DESCRIPTION, TOOL_SCHEMA)
-def run_tool(args: object, cancelled: Event) -> str:
-    """Answer the tool call; InvalidArguments tells the model what to send instead."""
-    if not isinstance(args, dict):
-        raise InvalidArguments('send a JSON object such as {"text": "hello"}')
-    text = args.get("text")
-    if not isinstance(text, str) or not text:
-        raise InvalidArguments('"text" is required and must be a non-empty string')
-    uppercase = args.get("uppercase", False)
-    if not isinstance(uppercase, bool):
-        raise InvalidArguments('"uppercase" must be true or false')
+def run_tool(args: dict, cancelled: Event) -> str:
+    """Answer the tool call. ARGS fit TOOL_SCHEMA: the runtime answers a call
+    that does not with an error for the model, and never calls this."""
+    text = args["text"]
+    if not text.strip():  # what the schema cannot say
+        raise InvalidArguments('"text" must not be blank')
     # A long-running tool checks `if cancelled.is_set(): return ""` now and then
     # to stop early when cancelled: zot has given up on the call.
-    return text.upper() if uppercase else text
+    return text.upper() if args.get("uppercase") else text
 
 
 @ext.on("session_start", "turn_start", "tool_call", "turn_end", "assistant_message")
@@ -232,11 +228,11 @@ class Approval:
     interactive=True,
     output_schema=ASK_OUTPUT_SCHEMA,
 )
-def ask_user(args: object, cancelled: Event) -> ToolResult:
+def ask_user(args: dict, cancelled: Event) -> ToolResult:
     """Show the action in a panel and wait for the user's answer."""
-    action = args.get("action") if isinstance(args, dict) else None
-    if not isinstance(action, str) or not action.strip():
-        raise InvalidArguments('"action" is required and must be a non-empty string')
+    action = args["action"]
+    if not action.strip():  # what the schema cannot say
+        raise InvalidArguments('"action" must not be blank')
     if not ext.newer_host:
         return tool_result(f"{OLD_HOST}: ask in the chat instead", is_error=True)
     approval = Approval(action)

@@ -44,11 +44,10 @@ class HandlerTest(unittest.TestCase):
     def test_tool_refuses_bad_arguments_with_a_helpful_error(self):
         for args, hint in [
             ({}, '"text" is required'),
-            ({"text": ""}, '"text" is required'),
-            ({"text": 42}, '"text" is required'),
+            ({"text": " "}, '"text" must not be blank'),
+            ({"text": 42}, '"text" must be a string'),
             ({"text": "x", "uppercase": "yes"}, '"uppercase" must be true or false'),
-            ([1, 2], "JSON object"),
-            (None, "JSON object"),
+            ([1, 2], "the arguments must be an object"),
         ]:
             result = self.zot.tool("demo_ext", args)
             self.assertTrue(result.is_error, args)
@@ -163,10 +162,14 @@ class HandlerTest(unittest.TestCase):
         self.assertTrue(call.no_result())
 
     def test_ask_refuses_bad_arguments(self):
-        for args in [None, {}, {"action": " "}, {"action": 1}]:
+        for args, hint in [
+            ({}, '"action" is required'),
+            ({"action": 1}, '"action" must be a string'),
+            ({"action": " "}, '"action" must not be blank'),
+        ]:
             result = self.zot.tool("demo_ext_confirm", args)
             self.assertTrue(result.is_error, args)
-            self.assertIn('"action" is required', result.text)
+            self.assertEqual(result.text, f"invalid arguments: {hint}")
 
 
 class OlderZotTest(unittest.TestCase):

@@ -37,17 +37,14 @@ TOOL_SCHEMA='{
   "required": ["text"]
 }'
 
-# Checks the model's arguments and turns them into the handler's parameters:
-# a jq expression where `.` is the arguments and every value it gives becomes
-# one parameter. invalid("...") refuses the call and tells the model what to
-# send instead; upcase is upper case beyond ASCII.
+# Turns the model's arguments into the handler's parameters: a jq expression
+# where `.` is the arguments, which fit TOOL_SCHEMA (the runtime answers a
+# call whose arguments do not with an error for the model), and every value
+# it gives becomes one parameter. invalid("...") refuses the call for what the
+# schema cannot say; upcase is upper case beyond ASCII.
 TOOL_ARGS='
-	if type != "object" then
-		invalid("send a JSON object such as {\"text\": \"hello\"}")
-	elif (.text | type) != "string" or .text == "" then
-		invalid("\"text\" is required and must be a non-empty string")
-	elif has("uppercase") and (.uppercase | type) != "boolean" then
-		invalid("\"uppercase\" must be true or false")
+	if .text | test("\\S") | not then
+		invalid("\"text\" must not be blank")
 	elif .uppercase then
 		.text | upcase
 	else
@@ -138,10 +135,10 @@ ASK_OUTPUT_SCHEMA='{
   "required": ["approved", "action"]
 }'
 ASK_ARGS='
-	if type == "object" and (.action | type) == "string" and (.action | test("\\S")) then
+	if .action | test("\\S") then
 		.action
 	else
-		invalid("\"action\" is required and must be a non-empty string")
+		invalid("\"action\" must not be blank")
 	end'
 ASK_TITLE='Approve?'
 ASK_FOOTER='↑/↓ move · enter choose · y/n · esc decline'

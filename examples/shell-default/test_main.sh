@@ -23,7 +23,7 @@ check "command sends the text to the model" \
 # ext_test_tool runs the argument check, then the handler, as zot would.
 check "tool echoes the text" hello "$(ext_test_tool 'demo_ext' '{"text": "hello"}')"
 check "tool upper-cases" HÉ "$(ext_test_tool 'demo_ext' '{"text": "hé", "uppercase": true}')"
-for args in '{}' '{"text": ""}' '{"text": "hi", "uppercase": "yes"}' '["hi"]'; do
+for args in '{}' '{"text": " "}' '{"text": 42}' '{"text": "hi", "uppercase": "yes"}' '["hi"]'; do
 	ext_test_tool 'demo_ext' "$args" >/dev/null
 	check "tool refuses $args" 1 "$?"
 done

@@ -48,19 +48,16 @@ export const TOOL_SCHEMA = {
   required: ["text"],
 };
 
+/** What TOOL_SCHEMA describes: the runtime answers a call whose arguments
+ * do not fit it with an error for the model, and never calls runTool. */
+export interface ToolArgs {
+  text: string;
+  uppercase?: boolean;
+}
+
 /** Run the tool and return its text result; async, so it may take its time. */
-export async function runTool(args: unknown): Promise<string> {
-  if (typeof args !== "object" || args === null || Array.isArray(args)) {
-    throw new InvalidArguments('send a JSON object such as {"text": "hello"}');
-  }
-  const { text, uppercase = false } = args as Record<string, unknown>;
-  if (typeof text !== "string" || !text) {
-    const hint = '"text" is required and must be a non-empty string';
-    throw new InvalidArguments(hint);
-  }
-  if (typeof uppercase !== "boolean") {
-    throw new InvalidArguments('"uppercase" must be true or false');
-  }
+export async function runTool({ text, uppercase }: ToolArgs): Promise<string> {
+  if (!text.trim()) throw new InvalidArguments('"text" must not be blank');
   // A long-running tool takes a second parameter, signal: AbortSignal, and
   // stops early once signal.aborted (zot has given up on the call; the ask
   // tool below does), or passes signal on to fetch().

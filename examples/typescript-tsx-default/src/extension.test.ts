@@ -40,11 +40,10 @@ test("the tool refuses bad arguments with a helpful error", async () => {
   // [arguments the model sent, what the error must tell it]
   const cases: [unknown, string][] = [
     [{}, '"text" is required'],
-    [{ text: "" }, '"text" is required'],
-    [{ text: 42 }, '"text" is required'],
+    [{ text: " " }, '"text" must not be blank'],
+    [{ text: 42 }, '"text" must be a string'],
     [{ text: "x", uppercase: "yes" }, '"uppercase" must be true or false'],
-    [[1, 2], "JSON object"],
-    [null, "JSON object"],
+    [[1, 2], "the arguments must be an object"],
   ];
   for (const [args, hint] of cases) {
     const result = await zot.tool(TOOL, args);
