@@ -27,7 +27,7 @@ def problems(schema: Any, value: Any, path: str = "") -> list[str]:
     required`, `"tags[1]" must be a string`; [] when nothing is."""
     if not isinstance(schema, dict):
         return []
-    where = f'"{path}"' if path else "the arguments"
+    where = _quoted(path) if path else "the arguments"
     types = schema.get("type")
     types = [types] if isinstance(types, str) else types
     if isinstance(types, list) and not any(_is(value, t) for t in types):
@@ -35,7 +35,7 @@ def problems(schema: Any, value: Any, path: str = "") -> list[str]:
     found = []
     choices = schema.get("enum")
     if isinstance(choices, list) and not any(_same(value, c) for c in choices):
-        listed = ", ".join(json.dumps(c) for c in choices)
+        listed = ", ".join(_json(c) for c in choices)
         found.append(f"{where} must be one of {listed}")
     if isinstance(value, str):
         found += _bounds(schema, len(value), where, "minLength", "maxLength", " long")
@@ -55,7 +55,7 @@ def _object(schema: dict, value: dict, path: str) -> list[str]:
     properties = properties if isinstance(properties, dict) else {}
     required = schema.get("required")
     found = [
-        f'"{prefix}{name}" is required'
+        f"{_quoted(prefix + name)} is required"
         for name in (required if isinstance(required, list) else [])
         if isinstance(name, str) and name not in value
     ]
@@ -64,7 +64,7 @@ def _object(schema: dict, value: dict, path: str) -> list[str]:
         if name in properties:
             found += problems(properties[name], item, prefix + name)
         elif extra is False:
-            found.append(f'"{prefix}{name}" is not expected')
+            found.append(f"{_quoted(prefix + name)} is not expected")
         else:
             found += problems(extra, item, prefix + name)
     return found
@@ -114,6 +114,15 @@ def _name(kind: Any) -> str:
     if kind == "null":
         return "null"
     return ARTICLES.get(kind, f"a {kind}")
+
+
+def _json(value: Any) -> str:
+    """VALUE as JSON, as every runtime writes it in a problem."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _quoted(path: str) -> str:
+    return _json(path)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -15,7 +15,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * required`, `"tags[1]" must be a string`; [] when nothing is. */
 export function problems(schema: unknown, value: unknown, path = ""): string[] {
   if (!isObject(schema)) return [];
-  const where = path ? `"${path}"` : "the arguments";
+  const where = path ? JSON.stringify(path) : "the arguments";
   const types = typeof schema.type === "string" ? [schema.type] : schema.type;
   if (Array.isArray(types) && !types.some((type) => is(value, type))) {
     return [`${where} must be ${either(types)}`];
@@ -53,7 +53,7 @@ function objectProblems(
   const required = Array.isArray(schema.required) ? schema.required : [];
   const found = required
     .filter((name) => typeof name === "string" && !(name in value))
-    .map((name) => `"${prefix}${name}" is required`);
+    .map((name) => `${JSON.stringify(prefix + name)} is required`);
   const extra = schema.additionalProperties ?? true;
   // In the same order in every language: by name.
   const entries = Object.entries(value).sort(([a], [b]) =>
@@ -63,7 +63,7 @@ function objectProblems(
     if (Object.hasOwn(properties, name)) {
       found.push(...problems(properties[name], item, prefix + name));
     } else if (extra === false) {
-      found.push(`"${prefix}${name}" is not expected`);
+      found.push(`${JSON.stringify(prefix + name)} is not expected`);
     } else {
       found.push(...problems(extra, item, prefix + name));
     }

@@ -53,7 +53,7 @@ func Problems(schema, value any, path string) []string {
 	}
 	where := "the arguments"
 	if path != "" {
-		where = strconv.Quote(path)
+		where = encode(path)
 	}
 	types, _ := s["type"].([]any)
 	if name, ok := s["type"].(string); ok {
@@ -98,7 +98,7 @@ func objectProblems(s, value map[string]any, path string) []string {
 	for _, name := range required {
 		if name, ok := name.(string); ok {
 			if _, given := value[name]; !given {
-				found = append(found, strconv.Quote(prefix+name)+" is required")
+				found = append(found, encode(prefix+name)+" is required")
 			}
 		}
 	}
@@ -112,7 +112,7 @@ func objectProblems(s, value map[string]any, path string) []string {
 		if property, ok := properties[name]; ok {
 			found = append(found, Problems(property, value[name], prefix+name)...)
 		} else if hasExtra && extra == false {
-			found = append(found, strconv.Quote(prefix+name)+" is not expected")
+			found = append(found, encode(prefix+name)+" is not expected")
 		} else if hasExtra {
 			found = append(found, Problems(extra, value[name], prefix+name)...)
 		}
@@ -194,9 +194,13 @@ func same(a, b any) bool {
 	return encode(a) == encode(b)
 }
 
+// encode is value as JSON, as every runtime writes it in a problem.
 func encode(value any) string {
-	data, _ := json.Marshal(value)
-	return string(data)
+	var out bytes.Buffer
+	encoder := json.NewEncoder(&out)
+	encoder.SetEscapeHTML(false)
+	_ = encoder.Encode(value)
+	return strings.TrimSuffix(out.String(), "\n")
 }
 
 func number(f float64) string {
