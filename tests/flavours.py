@@ -126,8 +126,8 @@ def use_sdk(project: Path) -> None:
 def slow_tool(language: str, seconds: int) -> tuple[str, str]:
     """How to make a language's tool take `seconds`: (text in its handler, replacement)."""
     anchor = {
-        "python": "    return text.upper() if uppercase else text",
-        "go": "\tif uppercase {\n\t\ttext = strings.ToUpper(text)",
+        "python": '    return text.upper() if args.get("uppercase") else text',
+        "go": "\tif in.Uppercase {\n\t\treturn ext.TextResult(strings.ToUpper(in.Text))",
         "typescript": "  return uppercase ? text.toUpperCase() : text;",
         "shell": "\tprintf '%s' \"$1\"\n}",
     }[language]

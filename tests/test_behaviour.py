@@ -309,12 +309,12 @@ def test_a_slow_tool_holds_up_neither_the_guard_nor_the_exit(
 # Where each language's tool starts its answer, and a crash on "boom" to put there.
 CRASHING_TOOL = {
     "python": (
-        "    return text.upper() if uppercase else text",
+        '    return text.upper() if args.get("uppercase") else text',
         '    if text == "boom":\n        raise RuntimeError("boom")\n',
     ),
     "go": (
-        "\tif uppercase {\n\t\ttext = strings.ToUpper(text)",
-        '\tif text == "boom" {\n\t\tpanic("boom")\n\t}\n',
+        "\tif in.Uppercase {\n\t\treturn ext.TextResult(strings.ToUpper(in.Text))",
+        '\tif in.Text == "boom" {\n\t\tpanic("boom")\n\t}\n',
     ),
     "typescript": (
         "  return uppercase ? text.toUpperCase() : text;",

@@ -207,8 +207,9 @@ def test_renaming_the_tool_function_keeps_the_build_and_the_tests(projects, tmp_
         assert result.returncode == 0, result.stdout + result.stderr
     edit(
         main,
-        "\textension.ToolWithOptions(tool,",
-        "\t_ = echoText\n\t// extension.ToolWithOptions(tool,",
+        "\textension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{},\n"
+        "\t\tschema.Checked(toolSchema, ext.TextErrorResult, echoText))",
+        "\t_ = schema.Checked(toolSchema, ext.TextErrorResult, echoText)",
     )
     result = run(["./build"], project)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -226,8 +227,8 @@ def test_exits_within_100_ms_with_a_tool_running(projects, tmp_path, own_group, 
     project = projects.fresh_copy(tmp_path, "go", CAPABILITIES)
     edit(
         project / "main.go",
-        "\tif uppercase {\n",
-        "\ttime.Sleep(10 * time.Second)\n\tif uppercase {\n",
+        "\tif in.Uppercase {\n",
+        "\ttime.Sleep(10 * time.Second)\n\tif in.Uppercase {\n",
     )
     build(project)
     with ExtensionProcess(project, data_dir=tmp_path, own_group=own_group) as ext:

@@ -57,7 +57,8 @@ def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabiliti
     # one SDK call per handler, no adapter between them
     calls = {
         "commands": "extension.Command(command, commandHelp, runCommand)",
-        "tools": "extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{}, runTool)",
+        "tools": "extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{},\n"
+        "\t\tschema.Checked(toolSchema, ext.TextErrorResult, runTool))",
         "events": "extension.On(event, recordEvent)",
         "guard": "extension.InterceptToolCall(guardToolCall)",
         "panel": "extension.Command(panelCommand, panelHelp, openPicker)",

@@ -268,10 +268,10 @@ def test_handlers_see_what_hello_ack_says(project, tmp_path):
 
 
 def test_a_jq_error_in_an_argument_check_fails_the_build(project):
-    edit(project / "main.sh", '(.text | type) != "string"', '(.text | typ) != "string"')
+    edit(project / "main.sh", '.text | test("\\\\S")', '.text | tst("\\\\S")')
     result = run(["./build"], project)
     assert result.returncode != 0
-    assert "typ/0 is not defined" in result.stderr
+    assert "tst/1 is not defined" in result.stderr
 
 
 # -- panels, the ask tool, before_agent_start, tool_cancel, rich results --------

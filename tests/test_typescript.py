@@ -152,7 +152,7 @@ def test_unit_tests_catch_a_broken_handler(projects, tmp_path, variant):
     project = projects.fresh_copy(tmp_path, variant, CAPABILITIES)
     handler = project / "src" / "extension.ts"
     source = handler.read_text()
-    broken = source.replace('"uppercase" must be true or false', "bad uppercase")
+    broken = source.replace("text.toUpperCase()", "text.toLowerCase()")
     assert broken != source
     handler.write_text(broken)
     result = run(["npm", "test"], project)
@@ -399,11 +399,11 @@ def test_a_cancelled_call_aborts_its_signal_and_gets_no_result(projects, tmp_pat
         "  }\n"
     )
     source = handler.read_text()
-    signature = "export async function runTool(args: unknown): Promise<string> {"
+    signature = "export async function runTool({ text, uppercase }: ToolArgs): Promise<string> {"
     assert anchor in source and signature in source
     # the handler takes the signal, as the README says a long-running tool does
     source = source.replace(
-        signature, signature.replace("args: unknown", "args: unknown, signal?: AbortSignal")
+        signature, signature.replace("ToolArgs)", "ToolArgs, signal?: AbortSignal)")
     )
     handler.write_text(source.replace(anchor, wait + anchor))
     build(project)

@@ -378,7 +378,7 @@ FROM_0_2_0 = {
     "go": (
         {"language": "go", "go_sdk": False},
         "main.go",
-        "extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{}, runTool)",
+        "schema.Checked(toolSchema, ext.TextErrorResult, runTool)",
         ["var tools = ", "dangerous"],
         ["zot/ext/ext.go", "zot/guard/guard.go", "start"],
         ["go", "test", "-count=1", "./..."],
@@ -386,7 +386,7 @@ FROM_0_2_0 = {
     "go-sdk": (  # built against the suite's SDK (conftest.use_sdk)
         {"language": "go", "go_sdk": True},
         "main.go",
-        "extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{}, runTool)",
+        "schema.Checked(toolSchema, ext.TextErrorResult, runTool)",
         ["eventFields", "dangerous"],
         ["zot/guard/guard.go", "start"],
         ["go", "test", "-count=1", "./..."],
