@@ -371,7 +371,7 @@ def test_the_smoke_test_finds_what_is_wrong_with_a_rule_of_yours(projects, tmp_p
 # Where each language's tool answers, and a result of 5 MiB to put there.
 BIG_RESULT = {
     "python": '    if text == "big":\n        return "x" * (5 << 20)\n',
-    "go": '\tif text == "big" {\n\t\treturn ext.TextResult(strings.Repeat("x", 5<<20))\n\t}\n',
+    "go": '\tif in.Text == "big" {\n\t\treturn ext.TextResult(strings.Repeat("x", 5<<20))\n\t}\n',
     "typescript": '  if (text === "big") return "x".repeat(5 << 20);\n',
     "shell": "\tif [[ $1 == big ]]; then\n\t\thead -c $((5 << 20)) /dev/zero | tr '\\0' x\n"
     "\t\treturn\n\tfi\n",
