@@ -145,7 +145,7 @@ def slow_when(variant: str, slow: str, anchor: str) -> str:
     language = VARIANTS[variant].language
     condition = {
         "python": '    if text == "slow":\n',
-        "go": '\tif text == "slow" {\n',
+        "go": '\tif in.Text == "slow" {\n',
         "typescript": '  if (text === "slow") {\n',
         "shell": "\tif [[ $1 == slow ]]; then\n",
     }[language]

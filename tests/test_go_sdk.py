@@ -48,7 +48,8 @@ def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabiliti
     packages = {p.parent.name for p in project.glob("zot/*/*.go")}
     guard = {"guard"} if "guard" in capabilities else set()
     host = {"host"} if {"panel", "ask"} & set(capabilities) else set()
-    assert packages == {"exttest", "processes", *guard, *host}  # not ext: the SDK's
+    schema = {"schema"} if {"tools", "ask"} & set(capabilities) else set()
+    assert packages == {"exttest", "processes", *guard, *host, *schema}  # not ext: the SDK's
     go_mod = (project / "go.mod").read_text()
     assert go_mod == "module example.com/demo-ext\n\ngo 1.25.0\n"  # no pinned zot version
     main = (project / "main.go").read_text()
