@@ -24,13 +24,9 @@ from typing import Self
 # The smoke test's package, as every generated project has it in zot/.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "template" / "zot"))
 from smoke_test import process, protocol
+from smoke_test.protocol import encode
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def encode(frame: dict) -> bytes:
-    """One frame as zot writes it: compact JSON, one line."""
-    return json.dumps(frame, separators=(",", ":")).encode() + b"\n"
 
 
 def hello_ack(ext_dir: Path, data_dir: Path) -> dict:

@@ -84,7 +84,7 @@ class ExtensionProcess:
         self.proc.stdin.flush()
 
     def send(self, frame: dict) -> None:
-        self.send_raw(json.dumps(frame).encode() + b"\n")
+        self.send_raw(protocol.encode(frame))
 
     def handshake(self, **ack) -> tuple[dict, list[dict]]:
         """Read hello, send hello_ack, return (hello, frames up to ready)."""

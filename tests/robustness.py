@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 
 from conftest import SDK_CAPABILITIES
-from host import ExtensionProcess
+from host import ExtensionProcess, protocol
 
 NAME, TOOL = "demo-ext", "demo_ext"
 ANSWER = {
@@ -37,7 +37,7 @@ DEPTH = 5000  # zot's own JSON parser stops at 10000 levels
 
 
 def line(frame: object) -> bytes:
-    return json.dumps(frame).encode() + b"\n"
+    return protocol.encode(frame)
 
 
 def deep(depth: int) -> str:

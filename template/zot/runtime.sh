@@ -642,9 +642,14 @@ _ext_awk() {
 }
 
 # zot's lines, each as a JSON string after an RS (jq --seq skips to the next
-# RS should one be broken).
+# RS should one be broken). GNU sed reads a pipe in blocks and, under stdbuf,
+# writes each line at once; awk is the fallback (mawk -W interactive reads a
+# byte at a time: seconds for a line of megabytes).
 # shellcheck disable=SC2016 # $0 is awk's
 _ext_wrap() {
+	if type -P stdbuf >/dev/null && sed --version >/dev/null 2>&1; then
+		LC_ALL=C exec stdbuf -oL sed "$(_ext_wrap_sed)"
+	fi
 	local wrap="$_EXT_ESCAPE"'{ printf "%c\"%s\"\n", 30, escape($0); fflush() }'
 	# mawk -W interactive ends a line at a NUL and takes the next line as the
 	# rest of it: NUL becomes \001 first (such a line is no JSON either way).
@@ -653,6 +658,18 @@ _ext_wrap() {
 	else
 		_ext_awk "$wrap"
 	fi
+}
+
+# The sed program of _ext_wrap: \, ", tab, CR and the other control
+# characters escaped as JSON has them, the line quoted, an RS before it.
+_ext_wrap_sed() {
+	local byte
+	printf '%s\n' 's/\\/\\\\/g' 's/"/\\"/g' 's/\t/\\t/g' 's/\r/\\r/g'
+	for ((byte = 0; byte < 32; byte++)); do
+		((byte == 9 || byte == 10 || byte == 13)) ||
+			printf 's/\\x%02x/\\\\u%04x/g\n' "$byte" "$byte"
+	done
+	printf '%s\n' 's/^/\x1e"/' 's/$/"/'
 }
 
 # Answers in, frames out: "=FRAME" lines pass on, "KIND STATUS FILE" lines

@@ -149,6 +149,16 @@ def describe_status(code: int) -> str:
         return f"signal {-code}"
 
 
+def encode(frame: object) -> bytes:
+    """A frame as zot writes it (Go's encoding/json): one line of compact
+    JSON, text beyond ASCII as UTF-8, <, >, &, U+2028 and U+2029 escaped."""
+    text = json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+    for char in "<>&\u2028\u2029":
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    # A lone surrogate (no text zot has) as the escape ensure_ascii gives it.
+    return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
 def parse_frame(line: bytes) -> tuple[dict | None, str]:
     """Parse a stdout line as zot does: (frame, "") or (None, the problem)."""
 

@@ -3,7 +3,6 @@ dispatched, and what the extension registered and showed, as zot keeps it."""
 
 from __future__ import annotations
 
-import json
 import math
 import queue
 import time
@@ -22,6 +21,7 @@ from .protocol import (
     TOOL_NAME,
     SessionOver,
     describe_status,
+    encode,
     panel_problems,
     parse_frame,
     q,
@@ -77,7 +77,7 @@ class Wire:
             raise SessionOver(f"cannot write to its stdin: {self.gone()}") from None
 
     def send(self, frame: dict) -> None:
-        self.write(json.dumps(frame).encode() + b"\n")
+        self.write(encode(frame))
         if self.watch:
             self.watch("out", frame)
 
