@@ -28,6 +28,9 @@ EVERYWHERE = [
     r"_copier_conf",
     r"which gofmt reformats",
     r"\bother languages?\b",
+    # Where the template's code was before it moved to zot/.
+    r"\bsrc/(guard|protocol|index)(\.test)?\.ts\b",
+    r"\bzot_runtime\.(py|sh)\b",
     # Lists of languages ("Go, Python, JavaScript and jq"): a project has one.
     r"\b(Python|Go|JavaScript|TypeScript|jq)(,| and| or) (Python|Go|JavaScript|TypeScript|jq)\b",
 ]

@@ -329,9 +329,7 @@ def test_a_0_3_0_project_updates_into_the_zot_folder(tmp_path, flavour):
     policy = add_a_smoke_case_and_a_guard_rule(project)
     commit_all(project, "my edits")
 
-    result = update(project, "--vcs-ref", "HEAD")
-    assert result.returncode == 0, result.stderr
-    assert not conflicted(project) and "UU" not in git(project, "status", "--porcelain")
+    update_cleanly(project, "--vcs-ref", "HEAD")
     assert "Answer in one sentence:" in (project / handler).read_text()
     assert SMOKE_CASE in json.loads((project / "smoke.json").read_text())["tools"]
     assert json.loads((project / "guard-policy.json").read_text()) == policy
@@ -476,9 +474,7 @@ def test_a_0_6_1_go_project_updates_into_the_zot_layout(tmp_path, flavour):
     policy = add_a_smoke_case_and_a_guard_rule(project)
     commit_all(project, "my edits")
 
-    result = update(project, "--vcs-ref", "HEAD")
-    assert result.returncode == 0, result.stderr
-    assert not conflicted(project) and "UU" not in git(project, "status", "--porcelain")
+    update_cleanly(project, "--vcs-ref", "HEAD")
     assert not [name for name in GO_ROOT_0_6_1 if (project / name).exists()]
     assert (project / "zot/guard/guard-rules.json").is_file()
     assert (project / "zot/ext/ext.go").is_file() == (flavour == "go")
@@ -557,9 +553,7 @@ def test_a_0_6_1_project_updates_into_the_zot_layout(tmp_path, flavour):
     policy = add_a_smoke_case_and_a_guard_rule(project)
     commit_all(project, "my edits")
 
-    result = update(project, "--vcs-ref", "HEAD")
-    assert result.returncode == 0, result.stderr
-    assert not conflicted(project) and "UU" not in git(project, "status", "--porcelain")
+    update_cleanly(project, "--vcs-ref", "HEAD")
     assert not [name for name in gone if (project / name).exists()]
     assert (project / "zot/guard/guard-rules.json").is_file()
     source = (project / handler).read_text()
@@ -581,6 +575,15 @@ def kept_the_smoke_case_and_guard_rule(project: Path, policy: dict, unit_tests: 
     result = run(["./smoke-test", "--json", "--guard", "terraform destroy"], project)
     [verdict] = json.loads(result.stdout)["guard"]
     assert verdict["rule"] == "no-tf-destroy", verdict
+
+
+def update_cleanly(project: Path, *args: str) -> subprocess.CompletedProcess:
+    """`copier update` that ends well and leaves no file in conflict."""
+    result = update(project, *args)
+    assert result.returncode == 0, result.stdout + result.stderr
+    status = git(project, "status", "--porcelain")
+    assert not conflicted(project) and "UU" not in status, status
+    return result
 
 
 def conflicted(project: Path) -> list[str]:
@@ -672,9 +675,7 @@ def test_your_guard_policy_and_the_templates_new_rules_both_apply_after_update(t
     rules["rules"][0]["instead"] += " (new wording)"
     rules_file.write_text(json.dumps(rules, indent=2) + "\n")
     git(repo, "commit", "--quiet", "-am", "Release 99.0.0: a new guard rule")
-    result = update(project, "--vcs-ref", "HEAD")
-    assert result.returncode == 0, result.stderr
-    assert not conflicted(project), git(project, "status", "--porcelain")
+    update_cleanly(project, "--vcs-ref", "HEAD")
     assert json.loads((project / "guard-policy.json").read_text()) == policy
     assert "(new wording)" in (project / "zot/guard/guard-rules.json").read_text()
     build(project)

@@ -41,11 +41,6 @@ if TYPE_CHECKING:
     import subprocess
 
 
-# The fields of hello_ack that HostInfo has.
-HOST_FIELDS = ("protocol_version", "capabilities", "zot_version", "provider")
-HOST_FIELDS += ("model", "cwd", "extension_dir", "data_dir")
-
-
 class HostInfo:
     """hello_ack: what zot says about itself and the session (ext.host).
     A field zot did not send, or sent with another type, is empty."""
@@ -61,7 +56,7 @@ class HostInfo:
 
     def __init__(self, frame: dict | None = None) -> None:
         self.frame = frame or {}  # hello_ack as it came, other fields included
-        for name in HOST_FIELDS:
+        for name in HostInfo.__annotations__:  # the fields above
             value, default = self.frame.get(name), getattr(HostInfo, name)
             wanted = list if default is None else type(default)
             if isinstance(value, wanted) and not isinstance(value, bool):

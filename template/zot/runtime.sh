@@ -446,19 +446,20 @@ ext_test_zot() {
 	_ext_test_schema_cases && _ext_test_guard_cases_json
 }
 
-# The schema checks of zot/schema-cases.json, in one jq run.
+# The schema checks of zot/schema-cases.json, in one jq run: a line for each
+# case that fails, then the number of cases.
 # shellcheck disable=SC2016 # $names are jq's
 _ext_test_schema_cases() {
-	local wrong n
-	wrong=$(jq -r -L "$_ext_lib" 'include "zot"; .cases[] | . as $c
+	local out n
+	out=$(jq -r -L "$_ext_lib" 'include "zot"; .cases | (.[] | . as $c
 		| ($c.args | schema_problems($c.schema; "")) as $got | select($got != $c.problems)
-		| "FAIL  zot/schema-cases.json: \($c.schema) with \($c.args): \($got), not \($c.problems)"' \
-		"${_ext_lib%jq}schema-cases.json") || wrong="FAIL  zot/schema-cases.json: jq failed"
-	if [[ -n $wrong ]]; then
-		printf '%s\n' "$wrong"
+		| "FAIL  zot/schema-cases.json: \($c.schema) with \($c.args): \($got), not \($c.problems)"),
+		length' "${_ext_lib%jq}schema-cases.json") || out=$'FAIL  zot/schema-cases.json: jq failed\n0'
+	n=${out##*$'\n'}
+	if [[ $out == *$'\n'* ]]; then
+		printf '%s\n' "${out%$'\n'*}"
 		return 1
 	fi
-	n=$(jq '.cases | length' "${_ext_lib%jq}schema-cases.json")
 	printf 'ok    zot/schema-cases.json: the %d cases of the argument checks\n' "$n"
 }
 

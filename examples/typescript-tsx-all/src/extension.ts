@@ -114,7 +114,7 @@ ext.on(EVENTS, recordEvent);
 
 /** Why a tool call must be refused, or null to let it run. */
 export function guard(toolName: unknown, toolArgs: unknown): string | null {
-  // src/guard.ts asks the rules of guard-rules.json and guard-policy.json;
+  // zot/guard/ asks the rules of guard-rules.json and guard-policy.json;
   // hello_ack's cwd is the user's project, where deletes are allowed.
   const refusal = checkToolCall(toolName, toolArgs, ext.host.cwd);
   if (!refusal) return null;
