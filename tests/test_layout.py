@@ -77,3 +77,20 @@ def test_one_go_skeleton_and_one_go_test_template_for_both_flavours():
     mains = [name for name in go_templates if "func main()" in (ROOT / name).read_text()]
     tests = [name for name in go_templates if name.endswith("_test.go.jinja")]
     assert mains == ["template/main.go.jinja"] and tests == ["template/main_test.go.jinja"]
+
+
+# Template files read like the files they render: at most TAG_LIMIT `{%` tags
+# each. Those still over it keep every capability in one file; their
+# capabilities move into files of their own language by language.
+TAG_LIMIT = 25
+OVER_THE_LIMIT = {"main.go.jinja", "main_test.go.jinja", "main.sh.jinja", "src/extension.ts.jinja"}
+
+
+def test_template_files_have_few_jinja_tags():
+    template = ROOT / "template"
+    counts = {
+        path.relative_to(template).as_posix(): path.read_text(encoding="utf-8").count("{%")
+        for path in template.rglob("*.jinja")
+    }
+    over = {name: count for name, count in counts.items() if count > TAG_LIMIT}
+    assert set(over) == OVER_THE_LIMIT, over

@@ -231,7 +231,8 @@ def test_removing_a_capability_removes_what_the_user_did_not_touch(releases, tmp
     result = update(project, "-d", "capabilities=[commands, tools]")
     assert result.returncode == 0, result.stderr
     handler = (project / "main.py").read_text()
-    assert "def record_event" not in handler and "@ext.on" not in handler
+    assert "import audit" not in handler and "audit.register" not in handler
+    assert not (project / "audit.py").exists() and not (project / "test_audit.py").exists()
     assert "events.jsonl" not in (project / ".gitignore").read_text()
     assert json.loads((project / "smoke.json").read_text())["events"] == []
     build(project)
@@ -340,6 +341,51 @@ def test_a_0_3_0_project_updates_into_the_zot_folder(tmp_path, flavour):
         if (project / name).is_file():
             edit_all(project / name, text, "Answer in one sentence:")
     build(project)
+    result = run(list(VARIANTS[flavour].unit_tests), project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    smoke(project)
+
+
+# Since 0.10.0 a capability beyond commands, tools and the guard has a module
+# of its own beside the handler, with its own tests. Per flavour: the handler,
+# a text the user edits in it, the modules that arrive with their tests, what
+# leaves the handler.
+FROM_0_9_0 = {
+    "python": (
+        "main.py",
+        "Answer briefly and concretely:",
+        ["ask.py", "audit.py", "conventions.py", "picker.py", "test_picker.py"],
+        ["class Picker", "class Approval", "def record_event", "def add_conventions"],
+    ),
+}
+
+
+@pytest.mark.parametrize("flavour", FROM_0_9_0)
+def test_a_0_9_0_project_updates_into_capability_modules(tmp_path, flavour):
+    """The capabilities' code leaves the handler for modules of their own; the
+    user's edits, smoke cases and guard rules survive, with no conflict."""
+    handler, text, arrive, leave = FROM_0_9_0[flavour]
+    repo = clone_template(tmp_path)
+    assert "v0.9.0" in tag_releases(repo)
+    capabilities = ["commands", "tools", "events", "guard", "panel", "ask", "prompt"]
+    answers = {**FLAVOURS[flavour], "capabilities": capabilities}
+    project = generate(repo, tmp_path / "ext", "v0.9.0", **answers)
+    assert all(word in (project / handler).read_text() for word in leave)
+    edit(project / handler, text, "Answer in one sentence:")
+    policy = add_a_smoke_case_and_a_guard_rule(project)
+    commit_all(project, "my edits")
+
+    update_cleanly(project, "--vcs-ref", "HEAD")
+    source = (project / handler).read_text()
+    assert "Answer in one sentence:" in source
+    assert not [word for word in leave if word in source]
+    assert all((project / name).is_file() for name in arrive)
+    assert SMOKE_CASE in json.loads((project / "smoke.json").read_text())["tools"]
+    assert json.loads((project / "guard-policy.json").read_text()) == policy
+    build(project)
+    for name in ("test_main.py", "test_main.sh", "main_test.go", "src/extension.test.ts"):
+        if (project / name).is_file():  # the template's prompt, in the user's tests
+            edit_all(project / name, text, "Answer in one sentence:")
     result = run(list(VARIANTS[flavour].unit_tests), project)
     assert result.returncode == 0, result.stdout + result.stderr
     smoke(project)

@@ -2,9 +2,9 @@
 # demo-ext: A zot extension
 #
 # A zot extension: zot starts this file and talks to it in JSON lines over
-# stdin/stdout. This file is yours: edit the handlers below. The package in
-# zot/ handles the protocol;
-# copier update brings its fixes.
+# stdin/stdout. The files at the top of this folder are yours: edit the
+# handlers. The package in zot/ handles the protocol; copier update brings
+# its fixes.
 from __future__ import annotations
 
 from zot import Event, Extension, InvalidArguments, display, prompt
