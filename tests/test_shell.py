@@ -522,7 +522,7 @@ def test_rich_results_markdown_images_and_structured_content(project, tmp_path):
 
 
 def test_a_panel_left_open_is_closed_and_bad_panel_frames_are_skipped(project, tmp_path):
-    edit(project / "main.sh", "\t\tenter)\n", "\t\ttab) return ;;\n\t\tenter)\n")
+    edit(project / "picker.sh", "\t\tenter)\n", "\t\ttab) return ;;\n\t\tenter)\n")
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
         ext.handshake()
         ext.command(PICK, "")

@@ -347,7 +347,7 @@ def test_a_0_3_0_project_updates_into_the_zot_folder(tmp_path, flavour):
 
 
 # Since 0.10.0 a capability beyond commands, tools and the guard has a module
-# of its own beside the handler, with its own tests. Per flavour: the handler,
+# of its own beside the handler (Python: with its own tests). Per flavour: the handler,
 # a text the user edits in it, the modules that arrive with their tests, what
 # leaves the handler.
 FROM_0_9_0 = {
@@ -356,6 +356,12 @@ FROM_0_9_0 = {
         "Answer briefly and concretely:",
         ["ask.py", "audit.py", "conventions.py", "picker.py", "test_picker.py"],
         ["class Picker", "class Approval", "def record_event", "def add_conventions"],
+    ),
+    "shell": (
+        "main.sh",
+        "Answer briefly and concretely:",
+        ["ask.sh", "audit.sh", "conventions.sh", "picker.sh"],
+        ["run_pick()", "run_ask()", "record_event()", "add_conventions()"],
     ),
 }
 

@@ -2,9 +2,9 @@
 # demo-ext: A zot extension
 #
 # A zot extension: zot starts this file and talks to it in JSON lines over
-# stdin/stdout. This file is yours: edit the handlers below. zot/runtime.sh
-# handles the protocol;
-# copier update brings its fixes. README.md says how to test a change.
+# stdin/stdout. The files at the top of this folder are yours: edit the
+# handlers. zot/runtime.sh handles the protocol; copier update brings its
+# fixes. README.md says how to test a change.
 # shellcheck disable=SC2329 # the handlers are called by zot/runtime.sh
 # shellcheck source=/dev/null
 source "${BASH_SOURCE[0]%main.sh}zot/runtime.sh"
