@@ -467,21 +467,21 @@ def test_failing_panel_and_prompt_handlers_are_logged_and_not_fatal(projects, tm
     """A key handler that throws writes nothing; a system prompt handler that
     throws keeps the prompt."""
     project = projects.fresh_copy(tmp_path, "typescript", ["panel", "prompt"])
-    handler = project / "src" / "extension.ts"
-    source = handler.read_text()
-    for line, insert in [
+    for name, line, insert in [
         (
+            "picker.ts",
             '    switch (key === "rune" ? text : key) {',
             'if (key === "tab") throw new Error("no tab");',
         ),
         (
+            "conventions.ts",
             "  const { cwd, system_prompt } = frame;",
             'if (frame.system_prompt === "boom") throw new Error("boom");',
         ),
     ]:
+        source = (project / "src" / name).read_text()
         assert line in source, line
-        source = source.replace(line, f"    {insert}\n{line}")
-    handler.write_text(source)
+        (project / "src" / name).write_text(source.replace(line, f"    {insert}\n{line}"))
     build(project)
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
         hello, _ = ext.handshake()

@@ -347,7 +347,7 @@ def test_a_0_3_0_project_updates_into_the_zot_folder(tmp_path, flavour):
 
 
 # Since 0.10.0 a capability beyond commands, tools and the guard has a module
-# of its own beside the handler (Python: with its own tests). Per flavour: the handler,
+# of its own beside the handler (Python, TypeScript: with its own tests). Per flavour: the handler,
 # a text the user edits in it, the modules that arrive with their tests, what
 # leaves the handler.
 FROM_0_9_0 = {
@@ -363,6 +363,15 @@ FROM_0_9_0 = {
         ["ask.sh", "audit.sh", "conventions.sh", "picker.sh"],
         ["run_pick()", "run_ask()", "record_event()", "add_conventions()"],
     ),
+    **{
+        flavour: (
+            "src/extension.ts",
+            "Answer briefly and concretely:",
+            ["src/ask.ts", "src/audit.ts", "src/conventions.ts", "src/picker.ts"],
+            ["function openPicker", "function askUser", "function recordEvent", "function cut"],
+        )
+        for flavour in ("typescript", "typescript-tsx")
+    },
 }
 
 

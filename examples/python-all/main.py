@@ -20,10 +20,6 @@ COMMAND_HELP = "A zot extension"
 TOOL_DESCRIPTION = "Echo the given text back, optionally in upper case."
 
 ext = Extension(NAME, VERSION)
-ask.register(ext)
-audit.register(ext)
-conventions.register(ext)
-picker.register(ext)
 
 
 @ext.command("demo-ext", COMMAND_HELP)
@@ -73,6 +69,13 @@ def guard(tool_name: object, tool_args: object) -> str | None:
 
 # Read the rules before zot asks; if they cannot be used, say so at once.
 ext.on_hello(lambda host: warn_if_rules_unusable(NAME, ext))
+
+
+# The capabilities in files of their own add their handlers.
+ask.register(ext)
+audit.register(ext)
+conventions.register(ext)
+picker.register(ext)
 
 
 if __name__ == "__main__":

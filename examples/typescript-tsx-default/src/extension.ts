@@ -1,9 +1,9 @@
 // demo-ext: A zot extension
 //
 // A zot extension: zot starts it and talks to it in JSON lines over
-// stdin/stdout. This file is yours: each handler below is registered on
-// `ext`. The code in zot/ speaks the protocol; copier update brings its fixes. See README.md for
-// how to test a change.
+// stdin/stdout. The files in src/ are yours: each handler is registered on
+// `ext`. The code in zot/ speaks the protocol; copier update brings its
+// fixes. See README.md for how to test a change.
 import {
   type CommandReply,
   Extension,
@@ -59,8 +59,8 @@ export interface ToolArgs {
 export async function runTool({ text, uppercase }: ToolArgs): Promise<string> {
   if (!text.trim()) throw new InvalidArguments('"text" must not be blank');
   // A long-running tool takes a second parameter, signal: AbortSignal, and
-  // stops early once signal.aborted (zot has given up on the call; the ask
-  // tool below does), or passes signal on to fetch().
+  // stops early once signal.aborted (zot has given up on the call), or
+  // passes signal on to fetch().
   return uppercase ? text.toUpperCase() : text;
 }
 
