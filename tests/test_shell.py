@@ -172,6 +172,17 @@ def test_hostile_input_and_every_guard_verdict(project, jq_env, tmp_path, guard_
     assert sum(w is not None for w in want) > 300  # both verdicts are well represented
 
 
+def test_a_command_not_checked_in_time_is_refused(project, tmp_path):
+    """The guard gives up after max_seconds (zot waits 5 s): with none, even
+    ls is refused, with the rule and what to do."""
+    edit(project / "zot/guard/guard.jq", "def max_seconds: 2;", "def max_seconds: 0;")
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake(cwd=GUARD_CWD)
+        reason = ext.intercept("bash", {"command": "ls -la && git status"})["reason"]
+        assert "(too-slow): a command that takes over 0 s to check" in reason, reason
+        assert ext.shutdown() == 0
+
+
 def test_a_4_kib_command_is_judged_at_once(project, jq_env, tmp_path):
     """Realistic and dense 4 KiB commands, each judged well within zot's time."""
     realistic = " && ".join(

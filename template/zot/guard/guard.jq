@@ -27,6 +27,13 @@ def too_long:
 def too_deep:
 	{rule: "too-deep", reason: "code nested more than \(max_depth) levels deep, too deep to check",
 	 instead: "write the script to a file and run that"};
+# A command not checked within this many seconds is refused: zot waits 5 s
+# for the verdict, and jq takes seconds on some long commands (more on a
+# busy machine).
+def max_seconds: 2;
+def too_slow:
+	{rule: "too-slow", reason: "a command that takes over \(max_seconds) s to check",
+	 instead: "split it into shorter commands, or write a script to a file and run that"};
 
 # any and all, quicker in jq 1.6.
 def some(generator; condition): isempty(first(generator | select(condition))) | not;
@@ -489,6 +496,7 @@ def parse($stop):
 
 	def commands:
 		if .i >= .n then .
+		elif now > .deadline then setpath(["too_slow"]; true) | setpath(["i"]; .n)
 		else .t[.i] as $token
 		| if $token == $stop then setpath(["i"]; .i + 1)
 		else
@@ -515,8 +523,8 @@ def parse($stop):
 
 # The simple commands of a text, each with .subs as the words of its
 # substitutions' commands, and the functions it defines.
-def parsed:
-	{t: tokens, i: 0, ids: 0, done: null, stdins: null, ns: 0, fnames: null, pipelines: 0, pipe: 0,
+def parsed($deadline):
+	{t: tokens, deadline: $deadline, too_slow: false, i: 0, ids: 0, done: null, stdins: null, ns: 0, fnames: null, pipelines: 0, pipe: 0,
 	 depth: 0, too_deep: false, heredocs: null, found: null, w: null, r: null, s: null, p: null, cur: null,
 	 nw: 0, kw: 0, cb: null, scope: -1, scopes: 0, parents: null, bodies: null, nb: 0, open: null,
 	 closed: null, braces: 0}
@@ -527,7 +535,7 @@ def parsed:
 		($id | tostring) as $key
 		| if $kind == "<<<" and has($key) then . else setpath([$key]; $text) end)) as $stdin
 	| ([.closed | items[] | {key: tostring, value: true}] | from_entries) as $closed
-	| {too_deep, parents: (.parents | items),
+	| {too_deep, too_slow, parents: (.parents | items),
 	   functions: ([.fnames | items[] | {key: ., value: true}] | from_entries),
 	   bodies: [.bodies | items[] | select($closed[.id | tostring])],
 	   commands: [.done | items[] | .stdin = $stdin[.id | tostring]]};
@@ -1652,8 +1660,9 @@ def check_text($text; $depth; $outer):
 
 	if $depth > max_depth then setpath(["refusal"]; too_deep)
 	else
-		($text | parsed) as $parsed
+		.deadline as $deadline | ($text | parsed($deadline)) as $parsed
 		| if $parsed.too_deep then setpath(["refusal"]; too_deep)
+		elif $parsed.too_slow then setpath(["refusal"]; too_slow)
 		else
 			.data as $data
 			| [$parsed.commands[] | . as $command | .words | unwrap($data; $command | del(.words))] as $all
@@ -1685,8 +1694,11 @@ def check_text($text; $depth; $outer):
 			| .inputs as $inputs | setpath(["inputs"]; {})
 			| ($runs | pipelines($data)) as $lines
 			| until(.refusal != null or .at >= ($runs | length);
-				.at as $at | check_run($runs; $lines.members; $lines.long; $at; $defs; $depth)
-				| setpath(["at"]; $at + 1))
+				if now > $deadline then setpath(["refusal"]; too_slow)
+				else
+					.at as $at | check_run($runs; $lines.members; $lines.long; $at; $defs; $depth)
+					| setpath(["at"]; $at + 1)
+				end)
 			| setpath(["inputs"]; $inputs)
 		end
 	end;
@@ -1703,7 +1715,7 @@ def check($data; $cwd):
 		($cwd | if type == "string" and startswith("/") and normal != [] then . else "/.project" end
 			| normal) as $project
 		| {data: $data, project: $project, here: ("/" + ($project | join("/"))), temp: $data.temp,
-		   texts: 0, checked: {}}
+		   texts: 0, checked: {}, deadline: (now + max_seconds)}
 		| check_text($text; 0; null) | .refusal
 	end;
 
