@@ -133,7 +133,9 @@ def slow_tool(language: str, seconds: int) -> tuple[str, str]:
     }[language]
     wait = {
         "python": f'    __import__("time").sleep({seconds})\n',
-        "go": f"\ttime.Sleep({seconds} * time.Second)\n",
+        # (main.go imports context with a tool; time not always)
+        "go": f"\tsleep, stop := context.WithTimeout(context.Background(), {seconds}e9)\n"
+        "\t<-sleep.Done()\n\tstop()\n",
         "typescript": f"  await new Promise((resolve) => setTimeout(resolve, {seconds * 1000}));\n",
         "shell": f"\tsleep {seconds}\n",
     }[language]

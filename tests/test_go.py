@@ -17,6 +17,7 @@ from conftest import (
     combo_id,
     render,
     run,
+    slow_tool,
 )
 from host import ExtensionProcess
 from robustness import line, pipeline
@@ -177,6 +178,9 @@ def test_the_root_holds_the_users_files_and_zot_the_templates(tmp_path, go_sdk, 
     root = {p.name for p in project.iterdir() if not p.name.startswith(".")}
     extra = {"guard-policy.json"} if "guard" in capabilities else set()
     extra |= {"skills"} if "skills" in capabilities else set()
+    for capability, name in [("ask", "ask"), ("events", "audit"), ("prompt", "conventions")]:
+        extra |= {f"{name}.go", f"{name}_test.go"} if capability in capabilities else set()
+    extra |= {"picker.go", "picker_test.go"} if "panel" in capabilities else set()
     assert root == GO_ROOT | extra, root ^ (GO_ROOT | extra)
     assert (project / "zot/ext").exists() != go_sdk
 
@@ -187,11 +191,14 @@ def test_both_flavours_differ_only_in_the_import_of_ext(tmp_path, capabilities):
     merges cleanly."""
     sdk = render(tmp_path / "sdk", language="go", go_sdk=True, capabilities=capabilities)
     std = render(tmp_path / "std", language="go", go_sdk=False, capabilities=capabilities)
-    sdk_main = (sdk / "main.go").read_text()
-    assert f'\n\t"{SDK_MODULE}/packages/agent/ext"\n' in sdk_main
-    std_main = sdk_main.replace(f"{SDK_MODULE}/packages/agent/ext", "example.com/demo-ext/zot/ext")
-    assert std_main == (std / "main.go").read_text()
-    assert (sdk / "main_test.go").read_text() == (std / "main_test.go").read_text()
+    for name in sorted(p.name for p in sdk.glob("*.go")):
+        sdk_source = (sdk / name).read_text()
+        std_source = sdk_source.replace(
+            f"{SDK_MODULE}/packages/agent/ext", "example.com/demo-ext/zot/ext"
+        )
+        assert std_source == (std / name).read_text(), name
+    assert f'\n\t"{SDK_MODULE}/packages/agent/ext"\n' in (sdk / "main.go").read_text()
+    assert {p.name for p in sdk.glob("*.go")} == {p.name for p in std.glob("*.go")}
 
 
 @pytest.mark.parametrize("language", ["go", "go-sdk"])
@@ -225,11 +232,7 @@ def test_renaming_the_tool_function_keeps_the_build_and_the_tests(projects, tmp_
 def test_exits_within_100_ms_with_a_tool_running(projects, tmp_path, own_group, ending):
     """zot 0.1.62 starts extensions in its own process group: no reliance on it."""
     project = projects.fresh_copy(tmp_path, "go", CAPABILITIES)
-    edit(
-        project / "main.go",
-        "\tif in.Uppercase {\n",
-        "\ttime.Sleep(10 * time.Second)\n\tif in.Uppercase {\n",
-    )
+    edit(project / "main.go", *slow_tool("go", 10))
     build(project)
     with ExtensionProcess(project, data_dir=tmp_path, own_group=own_group) as ext:
         ext.handshake()

@@ -44,7 +44,11 @@ def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabiliti
     if capabilities == NO_PROCESS:
         assert not [*project.glob("*.go"), *project.glob("go.*"), *project.glob("build")]
         return
-    assert sorted(p.name for p in project.glob("*.go")) == ["main.go", "main_test.go"]
+    own = {"panel": "picker", "ask": "ask", "events": "audit", "prompt": "conventions"}
+    files = [f"{own[c]}{end}" for c in capabilities if c in own for end in (".go", "_test.go")]
+    assert sorted(p.name for p in project.glob("*.go")) == sorted(
+        ["main.go", "main_test.go", *files]
+    )
     packages = {p.parent.name for p in project.glob("zot/*/*.go")}
     guard = {"guard"} if "guard" in capabilities else set()
     host = {"host"} if {"panel", "ask"} & set(capabilities) else set()
@@ -55,19 +59,29 @@ def test_sdk_flavour_renders_lint_clean_code_on_the_sdk(sdk_projects, capabiliti
     main = (project / "main.go").read_text()
     assert f'"{SDK_MODULE}/packages/agent/ext"' in main
     assert "extension = ext.New(extName, extVersion)" in main
-    # one SDK call per handler, no adapter between them
+    # one SDK call per handler, no adapter between them: in main.go, or in
+    # the file of its capability
     calls = {
-        "commands": "extension.Command(command, commandHelp, runCommand)",
-        "tools": "extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{},\n"
-        "\t\tschema.Checked(toolSchema, ext.TextErrorResult, runTool))",
-        "events": "extension.On(event, recordEvent)",
-        "guard": "extension.InterceptToolCall(guardToolCall)",
-        "panel": "extension.Command(panelCommand, panelHelp, openPicker)",
-        "ask": "extension.ToolWithOptions(askTool, askDescription, askSchema,",
-        "prompt": "extension.InterceptBeforeAgentStart(addConventions)",
+        "commands": ("main.go", "extension.Command(command, commandHelp, runCommand)"),
+        "tools": (
+            "main.go",
+            (
+                "extension.ToolWithOptions(tool, toolDescription, toolSchema, ext.ToolOptions{},\n"
+                "\t\tschema.Checked(toolSchema, ext.TextErrorResult, runTool))"
+            ),
+        ),
+        "events": ("audit.go", "extension.On(event, recordEvent)"),
+        "guard": ("main.go", "extension.InterceptToolCall(guardToolCall)"),
+        "panel": ("picker.go", "extension.Command(panelCommand, panelHelp, openPicker)"),
+        "ask": ("ask.go", "extension.ToolWithOptions(askTool, askDescription, askSchema,"),
+        "prompt": ("conventions.go", "extension.InterceptBeforeAgentStart(addConventions)"),
     }
-    for capability, call in calls.items():
-        assert (call in main) == (capability in capabilities), capability
+    for capability, (name, call) in calls.items():
+        source = (project / name).read_text() if (project / name).exists() else ""
+        assert (call in source) == (capability in capabilities), capability
+        if name != "main.go":
+            assert (project / name).exists() == (capability in capabilities), name
+            assert f'"{SDK_MODULE}/packages/agent/ext"' in source or not source
     manifest = json.loads((project / "extension.json").read_text())
     assert manifest["exec"] == "./start"
     assert (project / "build").read_bytes() == (ROOT / "hooks" / "go").read_bytes()

@@ -347,7 +347,7 @@ def test_a_0_3_0_project_updates_into_the_zot_folder(tmp_path, flavour):
 
 
 # Since 0.10.0 a capability beyond commands, tools and the guard has a module
-# of its own beside the handler (Python, TypeScript: with its own tests). Per flavour: the handler,
+# of its own beside the handler (but in shell, with its own tests). Per flavour: the handler,
 # a text the user edits in it, the modules that arrive with their tests, what
 # leaves the handler.
 FROM_0_9_0 = {
@@ -371,6 +371,15 @@ FROM_0_9_0 = {
             ["function openPicker", "function askUser", "function recordEvent", "function cut"],
         )
         for flavour in ("typescript", "typescript-tsx")
+    },
+    **{
+        flavour: (
+            "main.go",
+            "Answer briefly and concretely:",
+            ["ask.go", "audit.go", "conventions.go", "picker.go", "picker_test.go"],
+            ["func openPicker", "func runAsk", "func recordEvent", "func addConventions"],
+        )
+        for flavour in ("go", "go-sdk")
     },
 }
 

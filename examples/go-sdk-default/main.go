@@ -20,7 +20,8 @@ const (
 	extVersion = "0.1.0"
 )
 
-// extension answers zot: init registers each handler with it, main runs it.
+// extension answers zot: init registers each handler with it (a capability
+// in a file of its own through its register function), main runs it.
 var extension = ext.New(extName, extVersion)
 
 func init() {

@@ -1,6 +1,6 @@
 // Unit tests of the handlers in main.go: go test ./... (which also runs the
-// tests of the template's code in zot/). ./smoke-test checks the whole
-// extension the way zot runs it.
+// tests of the other files and of the template's code in zot/). ./smoke-test
+// checks the whole extension the way zot runs it.
 package main
 
 import (
@@ -24,11 +24,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// zotName is what zot accepts as the name of a command or a tool.
+var zotName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
 func TestNamesAreWhatZotAccepts(t *testing.T) {
 	names := map[string]string{"extension": extName, "command": command, "tool": tool}
-	valid := regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 	for what, name := range names {
-		if !valid.MatchString(name) {
+		if !zotName.MatchString(name) {
 			t.Errorf("%s name %q: use letters, digits, '_' and '-' only", what, name)
 		}
 	}
