@@ -537,10 +537,12 @@ def test_a_0_6_1_go_project_updates_into_the_zot_layout(tmp_path, flavour):
     answers = {**FLAVOURS[flavour], "capabilities": capabilities}
     project = generate(repo, tmp_path / "ext", "v0.6.1", **answers)
     edit(project / "main.go", "Return it in upper case.", "Shout it.")
-    with (project / "main.go").open("a") as main:
-        main.write("\n// shout is mine.\n" + SHOUT)
-    with (project / "main_test.go").open("a") as tests:
-        tests.write("\n" + SHOUT_TEST)
+    # after the command (not at the end, where the capabilities' code leaves
+    # since 0.10.0: an addition there meets that removal as a conflict)
+    after = '"Answer briefly and concretely:\\n\\n" + text)\n}\n'
+    edit(project / "main.go", after, after + "\n// shout is mine.\n" + SHOUT)
+    before = "\nfunc TestToolSchemaIsAJSONObjectSchema("
+    edit(project / "main_test.go", before, "\n" + SHOUT_TEST + before)
     policy = add_a_smoke_case_and_a_guard_rule(project)
     commit_all(project, "my edits")
 
