@@ -585,8 +585,12 @@ FROM_0_6_1 = {
     ),
     "typescript": (
         ["src/protocol.ts", "src/protocol.test.ts", "src/index.ts", "src/guard.ts"],
-        ("src/extension.ts", 'export const shout = (text: string) => text.toUpperCase() + "!";\n'),
-        None,  # at the end
+        (
+            "src/extension.ts",
+            'export const shout = (text: string) => text.toUpperCase() + "!";\n\n',
+        ),
+        # (not at the end, where the capabilities' code leaves since 0.10.0)
+        "// --- The tool the model calls",
         (  # with what the file imports both before and after (ext)
             "src/extension.test.ts",
             '\ntest("my name", () => {\n  assert.equal(ext.name, "demo-ext");\n});\n',
