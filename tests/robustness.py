@@ -280,6 +280,12 @@ def hostile_cases() -> list[Case]:
         check = {"a lone surrogate": is_error_or_echo, "NUL escaped": echoes_or_refuses_nul}
         check = check.get(label, echoes(text))
         cases.append(Case(f"text {label}", data, f"text{i}", "tool_result", check))
+        # The same text after a command: answered too (the shell flavour
+        # refuses NUL there as well).
+        command = {"type": "command_invoked", "id": f"say{i}", "name": NAME, "args": text}
+        cases.append(
+            Case(f"command text {label}", line(command), f"say{i}", "command_response", commanded)
+        )
     bad_utf8 = b'{"type":"tool_call","id":"utf8","name":"%s","args":{"text":"a\xff\xfe\xc3b"}}\n'
     cases.append(
         Case(

@@ -3,10 +3,12 @@
 # template: `copier update` replaces it with the newest version, so keep your
 # changes in main.sh. Needs bash 5.1 or newer, jq 1.6 or newer and awk.
 #
-# How it runs: a jq (zot/jq/reader.jq) reads every line zot sends (through an awk
-# that wraps each into a JSON string for jq 1.6), checks tool arguments and
-# asks the guard (zot/guard/guard.jq, with its rules and guard-policy.json),
-# and hands this shell records it reads without parsing. Each request runs
+# How it runs: hello goes out at once, the registrations and ready as soon as
+# zot's hello_ack comes. A jq (zot/jq/reader.jq) reads every line zot sends
+# (through a sed or awk that wraps each into a JSON string for jq 1.6),
+# checks tool arguments and hands this shell records it reads without
+# parsing. The guard (zot/guard/guard.jq, with its rules and
+# guard-policy.json) is a jq of its own, started after ready. Each request runs
 # in a background subshell, so a slow tool holds up nothing; it prints into a
 # file of its own and passes the file's name on. An awk and a second jq
 # (zot/jq/writer.jq) turn those into frames: the only writer of stdout. A handler
@@ -42,6 +44,9 @@ _ext_uses_panels=''
 declare -A _ext_calls=()  # running tool calls: id (JSON) -> "SUBSHELL N"
 declare -A _ext_panels=() # in a handler: the panels it has open
 _ext_guard=()             # jq's options for the guard's rules
+_ext_guard_in=''          # the guard's jq: its stdin
+_ext_verdicts=''          # and its answers
+_ext_asked=0              # bash calls asked about so far
 _ext_spawned=0            # requests so far: the N of ZOT_EXT_RUN=RUN/N
 _ext_run=''               # ZOT_EXT_RUN's value: this process's id and a random one
 
@@ -549,29 +554,43 @@ _ext_jq_text() {
 }
 
 # The reader's whole program, main.sh's argument checks included.
-# shellcheck disable=SC2016 # $names are jq's
+# shellcheck disable=SC2016 # $ARGS is jq's
 _ext_reader_program() {
-	if [[ -n $_ext_intercept ]]; then
-		_ext_jq_text zot guard reader
-	else # no guard: nothing of it to compile
-		_ext_jq_text zot reader
-		printf 'def guard_setup: {}; def guard_verdict($name; $guard): "";\n'
-		printf 'def guard_warning($name; $guard): "";\n'
-	fi
+	_ext_jq_text zot reader
 	_ext_tool_args_jq
-	printf '($ARGS.named | guard_setup) as $guard\n'
-	printf '| main(tool_args; guard_verdict($ARGS.named.name; $guard);\n'
-	printf '\t$ARGS.named + {warning: guard_warning($ARGS.named.name; $guard)})\n'
+	printf 'main(tool_args; $ARGS.named)\n'
 }
 
-# The reader on zot's stdin. jq 1.6 reads a long raw line in 4 KiB blocks
-# and breaks a character cut between two: there an awk wraps each line into
-# a JSON string first.
+# The reader on zot's stdin, from hello_ack on (_ext_feed; $1 is zot's
+# stdout). jq 1.6 reads a long raw line in 4 KiB blocks and breaks a
+# character cut between two: there sed or awk wraps each line into a JSON
+# string first.
 _ext_read() {
+	local stdout=$1
+	exec {_ext_out}>&- # the writer ends when the handlers have
 	case $(jq --version 2>&1) in
-	jq-1.[0-6] | jq-1.[0-6][!0-9]*) _ext_wrap | _ext_reader --seq ;;
-	*) _ext_reader --raw-input ;;
+	jq-1.[0-6] | jq-1.[0-6][!0-9]*)
+		_ext_feed "$stdout" | _ext_wrap {stdout}>&- | _ext_reader --seq {stdout}>&-
+		;;
+	*) _ext_feed "$stdout" | _ext_reader --raw-input {stdout}>&- ;;
 	esac
+}
+
+# Skips zot's lines up to hello_ack, then writes the registrations and ready
+# to zot's stdout (file descriptor $1) at once, while the reader may still be
+# compiling, and passes on hello_ack's line and every line after it. (read
+# takes a pipe a byte at a time: nothing after hello_ack's line is taken.)
+_ext_feed() {
+	local line stdout=$1
+	while IFS= read -r line; do
+		if [[ $line == *'"hello_ack"'* ]]; then
+			printf '%s' "$_ext_frames" >&"$stdout"
+			exec {stdout}>&-
+			printf '%s\n' "$line"
+			exec cat
+		fi
+		[[ $line != *[![:space:]]* ]] || log "skipped a line before hello_ack: ${line:0:80}"
+	done
 }
 
 # zot/jq/reader.jq; $1 is how jq reads the lines.
@@ -581,14 +600,85 @@ _ext_reader() {
 	local intercept=false prompt=false
 	[[ -z $_ext_intercept ]] || intercept=true
 	[[ -z $_ext_prompt ]] || prompt=true
-	_ext_guard_rules
 	exec jq -nj "$1" --unbuffered "$(_ext_reader_program)" \
 		--arg name "$EXT_NAME" --argjson chars "$chars" \
 		--argjson intercept "$intercept" --argjson prompt "$prompt" \
 		--argjson commands "$(_ext_list "${_ext_commands[@]}")" \
 		--argjson tools "$(_ext_list "${_ext_tools[@]}")" \
-		--argjson events "$(_ext_list "${_ext_events[@]}")" \
-		"${_ext_guard[@]}"
+		--argjson events "$(_ext_list "${_ext_events[@]}")"
+}
+
+# The guard's own jq: compiles guard.jq, reads the rules, answers first with
+# the start-up warning ("" when the rules can be used), then each line
+# {"n", "cwd", "tool_args"} of a bash call with "N ok VERDICT" (VERDICT ""
+# allows the call) or "N failed ERROR"; every answer ends in a NUL.
+# shellcheck disable=SC2016 # $names are jq's
+_ext_guard_serve() {
+	[[ -z $_ext_out ]] || exec {_ext_out}>&-
+	_ext_guard_rules
+	exec jq -nj --unbuffered --arg name "$EXT_NAME" "${_ext_guard[@]}" "$(_ext_jq_text guard)"'
+		def answer: split("\u0000") | join("") + "\u0000";
+		($ARGS.named + {intercept: true} | guard_setup) as $guard
+		| (guard_warning($name; $guard) | answer),
+		(inputs
+		| [.n, (try ["ok", ({frame: {tool_name: "bash", tool_args}, cwd} | guard_verdict($name; $guard))]
+			catch ["failed", (if type == "string" then . else tojson end)])[]]
+		| map(tostring) | join(" ") | answer)'
+}
+
+# After ready: the guard's jq started, asked and answered through FIFOs;
+# the start-up warning, when the rules cannot be used, logged and shown.
+_ext_guard_start() {
+	local in=$_ext_dir/guard.in out=$_ext_dir/verdicts
+	mkfifo "$in" "$out" || return
+	_ext_guard_serve <"$in" | _ext_guard_warn >"$out" &
+	exec {_ext_guard_in}>"$in" {_ext_verdicts}<"$out"
+	rm -f "$in" "$out"
+}
+
+# Passes the guard's verdicts on; its start-up warning goes to zot.
+_ext_guard_warn() {
+	local warning
+	IFS= read -r -d '' warning || exit
+	if [[ -n $warning ]]; then
+		log "$warning"
+		ext_notify warn "$warning"
+	fi
+	exec {_ext_out}>&-
+	exec cat
+}
+
+# Sets REPLY to the guard's verdict on bash call $1 (its arguments, JSON) in
+# the project folder $2 (JSON): "" allows it. Status 1 when the guard failed
+# (REPLY says why). Meanwhile the reader's records wait, as zot does; a
+# guard that has not compiled yet is waited for, up to 4 s (zot allows a
+# call it has no answer for after 5 s), then the call is refused.
+_ext_verdict() {
+	local n=$((++_ext_asked)) answer left status deadline=$((${EPOCHREALTIME/./} + 4000000))
+	[[ -n $_ext_verdicts ]] || _ext_guard_start
+	if [[ -z $_ext_verdicts ]]; then
+		REPLY='the guard could not start'
+		return 1
+	fi
+	trap '' PIPE # a guard that has stopped is no reason to stop
+	{ printf '{"n":%d,"cwd":%s,"tool_args":%s}\n' "$n" "$2" "$1" >&"$_ext_guard_in"; } 2>/dev/null
+	trap - PIPE
+	while left=$((deadline - ${EPOCHREALTIME/./})) && ((left > 0)); do
+		printf -v left '%d.%06d' $((left / 1000000)) $((left % 1000000))
+		IFS= read -r -d '' -t "$left" -u "$_ext_verdicts" answer || {
+			status=$?
+			((status > 128)) && break # the time is up
+			REPLY='the guard has stopped'
+			return 1
+		}
+		[[ ${answer%% *} == "$n" ]] || continue # an answer given too late
+		answer=${answer#* }
+		REPLY=${answer#* }
+		[[ $answer == ok* ]]
+		return
+	done
+	REPLY="refused by $EXT_NAME (too-slow): the guard could not check the command within 4 s."
+	REPLY+=" Instead, run it again in a moment, or split it into shorter commands."
 }
 
 # A JSON list of the arguments.
@@ -748,6 +838,7 @@ _ext_request() {
 	_ext_kind=$1 _ext_id=$2 _ext_sent=0 _ext_blocks=0 _ext_hook='' _ext_keys=''
 	_ext_panels=()
 	[[ -z $_ext_run ]] || export ZOT_EXT_RUN=$_ext_run/$_ext_spawned
+	[[ -z $_ext_verdicts ]] || exec {_ext_guard_in}>&- {_ext_verdicts}<&-
 	trap '_ext_done "$?"' EXIT
 	exec >"$_ext_dir/$BASHPID" </dev/null
 	printf '%s\n' "$2"
@@ -770,10 +861,13 @@ _ext_done() {
 
 # Passes the request's output file to the writer.
 _ext_answer() {
-	printf '\n.\n'
-	if [[ $_ext_kind == intercept && $1 == 0 && -s $_ext_dir/$BASHPID ]]; then
-		log "blocked a tool call"
+	local reason=''
+	# The file holds the request's id on its first line, then the reason.
+	if [[ $_ext_kind == intercept && $1 == 0 ]]; then
+		{ read -r _ && IFS= read -r -d '' reason; } <"$_ext_dir/$BASHPID"
 	fi
+	printf '\n.\n'
+	[[ -z $reason ]] || log "blocked a tool call"
 	((_ext_blocks == 0)) || _ext_kind=rich
 	printf '%s %d %s\n' "$_ext_kind" "$1" "$_ext_dir/$BASHPID" >&"$_ext_out"
 }
@@ -965,12 +1059,13 @@ _ext_check() {
 			return 1
 		}
 	done
-	_ext_reader --seq </dev/null >/dev/null && _ext_writer </dev/null >/dev/null
+	_ext_reader --seq </dev/null >/dev/null && _ext_writer </dev/null >/dev/null || return
+	[[ -z $_ext_intercept ]] || _ext_guard_serve </dev/null >/dev/null
 }
 
-# Runs the extension: the reader and the writer, hello once the reader is
-# ready, the registrations and ready as soon as zot answers, then one record
-# after another; at the end, whatever it started is stopped.
+# Runs the extension: hello, the reader and the writer, the registrations and
+# ready as soon as zot answers, then one record after another; at the end,
+# whatever it started is stopped.
 ext_run() {
 	if [[ -n ${ZOT_EXT_CHECK-} ]]; then
 		_ext_check
@@ -1012,40 +1107,48 @@ ext_run() {
 	export ZOT_EXT_RUN=$_ext_run
 	_ext_dir=$(mktemp -d "${TMPDIR:-/tmp}/zot-ext.$$.XXXXXX") || exit 1
 	trap _ext_exit TERM
-	# The reader and the writer start first: hello goes out once the reader
-	# has compiled the guard (its "warm" record), so that zot's first
-	# intercept is answered as quickly as any later one.
+	# hello at once; the reader and the writer compile while zot answers it,
+	# and the registrations and ready go out as soon as it has (_ext_feed).
+	printf '%s\n' "$_ext_hello"
 	local records stdout fd
 	exec {stdout}>&1
 	coproc _EXT_WRITER { _ext_writer >&"$stdout"; }
 	# Subshells do not inherit a coprocess's descriptors: requests get a copy.
 	fd=${_EXT_WRITER[1]}
-	exec {_ext_out}>&"$fd" {fd}>&- {stdout}>&-
+	exec {_ext_out}>&"$fd" {fd}>&-
 	fd=${_EXT_WRITER[0]}
 	exec {fd}<&-
-	exec {records}< <(_ext_read)
-	exec </dev/null
+	exec {records}< <(_ext_read "$stdout")
+	exec </dev/null {stdout}>&- >&2
 	_ext_loop "$records"
 	_ext_exit
 }
 
-# After zot's hello_ack: the registrations and ready at once, before zot's
-# 250 ms watchdog counts them missing; from then on the writer alone writes
-# to zot. $1 is the start-up warning ("" for none).
+# Once the reader has read hello_ack (the registrations and ready have gone
+# out): the guard's jq starts compiling, and old folders are swept.
 _ext_ready() {
-	printf '%s' "$_ext_frames"
-	exec >&2
-	if [[ -n $1 ]]; then
-		log "$1"
-		ext_notify warn "$1"
-	fi
+	[[ -z $_ext_intercept ]] || _ext_guard_start
 	_ext_sweep & # in the background: it never delays zot's first request
+}
+
+# On a tool call zot asks about ($1 its id, $2 the tool, $3 its arguments,
+# $4 the project folder, JSON): the intercept function gets the guard's
+# verdict on a bash call; a guard that fails refuses the call.
+_ext_intercept_call() {
+	REPLY=''
+	if [[ $2 == bash ]] && ! _ext_verdict "$3" "$4"; then
+		log "event_intercept handler failed: $REPLY"
+		_ext_json "$EXT_NAME failed: $REPLY"
+		_ext_send "{\"type\":\"event_intercept_response\",\"id\":$1,\"block\":true,\"reason\":$REPLY}"
+		return
+	fi
+	_ext_spawn intercept "$1" "$_ext_intercept" "$2" "$3" "$REPLY"
 }
 
 # Reads the reader's records (see zot/jq/reader.jq) until shutdown or the end.
 _ext_loop() {
 	local -a head fields
-	local length field function warning=''
+	local length field function
 	while IFS=' ' read -r -a head -u "$1"; do
 		fields=()
 		for length in "${head[@]:1}"; do
@@ -1054,15 +1157,14 @@ _ext_loop() {
 			fields+=("$field")
 		done
 		case ${head[0]} in
-		warm) printf '%s\n' "$_ext_hello" && warning=${fields[0]} ;;
-		ack) _ext_ready "$warning" ;;
+		ack) _ext_ready ;;
 		tool)
 			_ext_spawn tool "${fields[0]}" "${_ext_tool_fns[fields[1]]}" "${fields[@]:2}"
 			_ext_calls[${fields[0]}]="$! $_ext_spawned"
 			((${#_ext_calls[@]} % 256)) || _ext_prune_calls
 			;;
 		command) _ext_spawn command "${fields[0]}" "${_ext_command_fns[fields[1]]}" "${fields[2]}" ;;
-		intercept) _ext_spawn intercept "${fields[0]}" "$_ext_intercept" "${fields[@]:1}" ;;
+		intercept) _ext_intercept_call "${fields[@]}" ;;
 		prompt) _ext_spawn prompt "${fields[0]}" "$_ext_prompt" "${fields[@]:1}" ;;
 		panel) _ext_panel_event "${fields[@]}" ;;
 		cancel) _ext_cancel "${fields[0]}" ;;

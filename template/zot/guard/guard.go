@@ -119,19 +119,22 @@ func unusableRules(err error) *Refusal {
 	return &Refusal{"unreadable-rules", reason, "fix " + policyFile + " (./smoke-test points at the problem)"}
 }
 
-// WarnIfRulesUnusable reads the rules now, so that the first command is not
-// kept waiting; when they cannot be used (then every bash call is refused),
-// it tells the user and the log of extension name.
+// WarnIfRulesUnusable reads the rules in the background, so that neither
+// ready nor the first command waits for them (a command that comes first
+// waits until they are read); when they cannot be used (then every bash
+// call is refused), it tells the user and the log of extension name.
 func WarnIfRulesUnusable(name string, to interface {
 	Logf(format string, args ...any)
 	Notify(level, message string)
 }) {
-	if _, err := loadPolicy(); err != nil {
-		refusal := unusableRules(err)
-		warning := fmt.Sprintf("%s: the guard cannot use its rules: %s. Instead, %s.", name, refusal.Reason, refusal.Instead)
-		to.Logf("%s", warning)
-		to.Notify("warn", warning)
-	}
+	go func() {
+		if _, err := loadPolicy(); err != nil {
+			refusal := unusableRules(err)
+			warning := fmt.Sprintf("%s: the guard cannot use its rules: %s. Instead, %s.", name, refusal.Reason, refusal.Instead)
+			to.Logf("%s", warning)
+			to.Notify("warn", warning)
+		}
+	}()
 }
 
 // --- Reading a command the way bash splits it ---------------------------------

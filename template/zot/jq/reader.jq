@@ -5,10 +5,9 @@
 # "KIND LENGTH..." and then its fields back to back, LENGTH characters each
 # (bytes when $config.chars is false), for bash's read -N.
 #
-# The first record, "warm", comes before any line is read, once the whole
-# program is compiled and the guard's rules are read: its field is the
-# start-up warning when they cannot be used. Lines before zot's hello_ack
-# are skipped; the line with hello_ack gives an "ack" record first.
+# Lines before zot's hello_ack are skipped (zot/runtime.sh passes on zot's
+# lines from hello_ack on); the line with hello_ack gives an "ack" record
+# first.
 def shown: if type == "string" then . elif . == null then "None" else tojson end;
 
 # A bash variable cannot hold NUL.
@@ -40,10 +39,12 @@ def top_level_fields:
 	| .fields;
 
 # The next line: {line}, {error} (a line that was no JSON string), or {eof}
-# (jq 1.6 reports the end as "break").
+# (jq 1.6 reports the end as "break", and a last line cut off, when zot
+# stopped without shutdown, as text abandoned at EOF: a stop all the same).
 def next_line:
 	[try {line: input}
-	 catch (if . == "No more inputs" or . == "break" then {eof: true} else {error: .} end)]
+	 catch (if . == "No more inputs" or . == "break" or (tostring | test("abandoned text at EOF"))
+		then {eof: true} else {error: .} end)]
 	| .[0];
 
 # The cwd a line sets when it is a hello_ack that has one, else $cwd.
@@ -52,9 +53,7 @@ def host_cwd($cwd):
 	| if ($frame | type) == "object" and $frame.type == "hello_ack" and ($frame | has("cwd"))
 	then $frame.cwd else $cwd end;
 
-# guard: the guard's verdict on {frame, cwd}, an event_intercept frame for
-# a tool call and the project folder: why to refuse the call, or "".
-def main(tool_args; guard; $config):
+def main(tool_args; $config):
 	def record($kind; $fields):
 		($fields | map(tostring | without_nul)) as $fields
 		| $kind + ($fields | map(" \(if $config.chars then length else utf8bytelength end)") | add // "")
@@ -117,17 +116,10 @@ def main(tool_args; guard; $config):
 		elif .event != "tool_call" or ($config.intercept | not) then
 			{type: "event_intercept_response", id, block: false} | send
 		else
-			([try {reason: ({frame: ., cwd: $cwd} | guard)} catch {failed: shown}] | .[0]) as $verdict
-			| if $verdict.failed then
-				# A guard that fails refuses rather than letting the call through.
-				log("event_intercept handler failed: \($verdict.failed)"),
-				({type: "event_intercept_response", id, block: true,
-				  reason: "\($config.name) failed: \($verdict.failed)"} | send)
-			else
-				record("intercept"; [(.id | tojson),
-					(.tool_name | if type == "string" then . else tojson end),
-					(.tool_args | tojson), $verdict.reason])
-			end
+			# The guard's own jq judges bash calls in the project folder $cwd.
+			record("intercept"; [(.id | tojson),
+				(.tool_name | if type == "string" then . else tojson end),
+				(.tool_args | tojson), ($cwd | tojson)])
 		end;
 
 	def on_event:
@@ -206,8 +198,7 @@ def main(tool_args; guard; $config):
 
 	# One record after another until the end of input, or shutdown; each
 	# hello_ack may set the project folder.
-	record("warm"; [$config.warning]),
-	(label $done
+	label $done
 	| foreach ({} | recurse(next_line; .eof | not)) as $item ({};
 		.acked as $acked
 		| if $item.line | type == "string" and index("hello_ack") != null then
@@ -225,4 +216,4 @@ def main(tool_args; guard; $config):
 			(if $item.first then record("ack"; []) else empty end),
 			(on_line($cwd) | ., if startswith("shutdown") then break $done else empty end)
 		end
-	else empty end);
+	else empty end;
