@@ -68,6 +68,7 @@ SLOW_SECONDS = 2
 INTERCEPT_LIMIT = 5.0  # zot allows a tool call whose intercept is not answered by then
 GRACE = 2.0  # zot's wait for the exit after shutdown, then SIGTERM
 WAIT = 10.0  # how long the benchmark waits for an answer or an exit (then: "timeout")
+SDK_FLOOR = "the Go SDK flavour"
 POLICY_BUDGET = 30.0  # seconds of decisions with the large policy, per start
 
 
@@ -85,6 +86,13 @@ class Subject:
     slow_argv: list[str] = field(default_factory=list)
     policy: Path | None = None  # a copy with a guard-policy.json just under 1 MiB
     policy_argv: list[str] = field(default_factory=list)
+    bare: Path | None = None  # the same language rendered without the guard
+    bare_argv: list[str] = field(default_factory=list)
+    # the language's floor: a program that does nothing (run to its exit), or
+    # an extension (started to ready) when floor_cwd is set
+    floor_label: str = ""
+    floor_argv: list[str] = field(default_factory=list)
+    floor_cwd: Path | None = None
     requests: bool = True  # answers commands and tools
     env: dict | None = None
     note: str = ""
@@ -102,6 +110,7 @@ LABELS = {
     "typescript-tsx": "TypeScript (tsx)",
     "python": "Python (./main.py)",
     "python-direct": "Python (interpreter direct)",
+    "python-nocache": "Python (no bytecode cache)",
     "shell": "Shell + jq",
     "tsx-global": "ref: global `tsx zot/main.ts`",
     "npx": "ref: `npx --yes tsx zot/main.ts`",
@@ -109,6 +118,8 @@ LABELS = {
     "pipe": "floor: `cat` echo (per call)",
 }
 FAST = ["go", "go-sdk", "typescript", "typescript-tsx", "python", "python-direct"]
+PYTHONS = ["python", "python-direct", "python-nocache"]
+EVERY_VARIANT = VARIANT_KEYS + ["python-direct", "python-nocache"]
 
 # (result key, subjects, comparison, limit, text). Subjects not named here are
 # shown without a target.
@@ -118,7 +129,14 @@ TARGETS = [
     ("ready_p50", ["shell"], "<=", 60, "spawn→ready median ≤ 60 ms"),
     ("ready_p50", ["typescript"], "<=", 120, "spawn→ready median ≤ 120 ms"),
     ("ready_p50", VARIANT_KEYS + ["python-direct"], "<", 250, "spawn→ready median < 250 ms"),
-    ("ack_to_ready_p99", VARIANT_KEYS + ["python-direct"], "<", 5, "hello→ready p99 < 5 ms"),
+    ("ack_to_ready_p99", EVERY_VARIANT, "<", 5, "hello→ready p99 < 5 ms"),
+    ("guard_ratio", EVERY_VARIANT, "<=", 1.3, "ready with the guard ≤ 1.3× without it"),
+    ("floor_ratio", PYTHONS, "<=", 2.5, "ready ≤ 2.5× `python3 -c pass`"),
+    ("floor_ratio", ["shell"], "<=", 4, "ready ≤ 4× `bash -c 'jq -n empty'`"),
+    ("sdk_ratio", ["go"], "<=", 1.5, "ready ≤ 1.5× the Go SDK flavour"),
+    ("guard_ratio_drift", EVERY_VARIANT, "<=", 1.5, "guard ratio ≤ 1.5× the idle one"),
+    ("floor_ratio_drift", PYTHONS + ["shell"], "<=", 1.5, "floor ratio ≤ 1.5× the idle one"),
+    ("sdk_ratio_drift", ["go"], "<=", 1.5, "ratio to the SDK ≤ 1.5× the idle one"),
     ("tool_p50", FAST, "<=", 1, "tool round trip p50 ≤ 1 ms"),
     ("tool_p50", ["shell"], "<=", 20, "tool round trip p50 ≤ 20 ms"),
     ("throughput", FAST, ">=", 5000, "pipelined ≥ 5,000 tool calls/s"),
@@ -129,10 +147,10 @@ TARGETS = [
     ("busy_leftovers", VARIANT_KEYS, "<=", 0, "processes left after that shutdown: 0"),
     (
         "first_intercept_max",
-        VARIANT_KEYS + ["python-direct"],
-        "<=",
-        50,
-        "first intercept after ready (worst) ≤ 50 ms",
+        EVERY_VARIANT,
+        "<",
+        INTERCEPT_LIMIT * 1000,
+        "first intercept after ready (worst) < 5 s, zot's limit",
     ),
     (
         "shutdown_max",
@@ -142,11 +160,18 @@ TARGETS = [
         "stop after ready (worst) < 200 ms",
     ),
     (
+        "policy_first_max",
+        EVERY_VARIANT,
+        "<",
+        INTERCEPT_LIMIT * 1000,
+        "first decision with a 1 MiB policy, right after ready (worst) < 5 s, zot's limit",
+    ),
+    (
         "policy_max",
-        VARIANT_KEYS + ["python-direct"],
+        EVERY_VARIANT,
         "<",
         500,
-        "decision with a 1 MiB policy (worst) < 500 ms",
+        "later decisions with a 1 MiB policy (worst) < 500 ms",
     ),
     ("rss_mib", ["go", "go-sdk", "python", "python-direct"], "<=", 30, "peak RSS ≤ 30 MiB"),
 ]
@@ -202,11 +227,13 @@ def sh(cmd: list[str], cwd: Path | None = None, timeout: float = 900, env=None) 
     return result.stdout
 
 
-def render_variant(work: Path, key: str) -> Path:
-    """Render and build a variant with CAPABILITIES (like tests/conftest.py)."""
-    project = work / key
+def render_variant(work: Path, key: str, without: str = "") -> Path:
+    """Render and build a variant with CAPABILITIES (like tests/conftest.py),
+    but for the capability `without`."""
+    project = work / (f"{key}-without-{without}" if without else key)
+    capabilities = [c for c in CAPABILITIES if c != without]
     if key == "go-sdk":
-        render(project, language="go", go_sdk=True, capabilities=CAPABILITIES)
+        render(project, language="go", go_sdk=True, capabilities=capabilities)
         sdk = Path(os.environ["ZOT_SDK_DIR"]).resolve()
         with (project / "go.mod").open("a") as go_mod:
             go_mod.write(f"\nreplace {SDK_MODULE} => {sdk}\n")
@@ -215,7 +242,7 @@ def render_variant(work: Path, key: str) -> Path:
         render(
             project,
             language=variant.language,
-            capabilities=CAPABILITIES,
+            capabilities=capabilities,
             **dict(variant.answers),
         )
     sh(["./build"], project)
@@ -271,6 +298,60 @@ def real_python() -> str | None:
         if f.read(2) != b"#!":
             return None  # already the interpreter
     return sh(["python3", "-c", "import sys; print(sys.executable)"]).strip()
+
+
+def set_floor(subject: Subject, work: Path, floor: Subject) -> None:
+    """The language's floor: how fast its runtime starts a program that does
+    nothing (Go: the minimal Go extension; the standard library's flavour
+    gets the SDK flavour when it is measured)."""
+    if subject.key in ("go", "go-sdk"):
+        subject.floor_label = "minimal Go extension"
+        subject.floor_argv, subject.floor_cwd = floor.argv, floor.cwd
+    elif subject.key == "python":
+        subject.floor_label, subject.floor_argv = "python3 -c pass", ["python3", "-c", "pass"]
+    elif subject.key == "shell":
+        subject.floor_label = "bash -c 'jq -n empty'"
+        subject.floor_argv = ["bash", "-c", "jq -n empty"]
+    elif subject.key == "typescript":
+        empty = work / "empty.mjs"
+        empty.write_text("")
+        subject.floor_label, subject.floor_argv = "node empty.mjs", ["node", str(empty)]
+    elif subject.key == "typescript-tsx":
+        empty = work / "empty.ts"
+        empty.write_text("")
+        tsx = subject.cwd / "node_modules" / ".bin" / "tsx"
+        subject.floor_label, subject.floor_argv = "tsx empty.ts", [str(tsx), str(empty)]
+
+
+def without_bytecode_cache(python: Subject, work: Path) -> Subject:
+    """The Python variant started as from a folder Python cannot write: no
+    __pycache__, none written (PYTHONDONTWRITEBYTECODE)."""
+    interpreter = real_python() or shutil.which("python3") or "python3"
+
+    def copy(project: Path) -> Path:
+        dst = copy_project(project, project.with_name(project.name + "-nocache"))
+        for cache in list(dst.rglob("__pycache__")):
+            shutil.rmtree(cache)
+        return dst
+
+    argv = [interpreter, "main.py"]
+    return Subject(
+        "python-nocache",
+        LABELS["python-nocache"],
+        "variant",
+        argv,
+        copy(python.cwd),
+        copy(python.slow) if python.slow else None,
+        argv,
+        policy=copy(python.policy) if python.policy else None,
+        policy_argv=argv if python.policy else [],
+        bare=copy(python.bare) if python.bare else None,
+        bare_argv=argv if python.bare else [],
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        floor_label=f"{interpreter} -c pass",
+        floor_argv=[interpreter, "-c", "pass"],
+        note=f"{interpreter} main.py, no __pycache__, PYTHONDONTWRITEBYTECODE=1",
+    )
 
 
 def build_floor(work: Path) -> Path:
@@ -383,6 +464,57 @@ def check_verdict(reply: dict, command: str, rule: str | None, where: str) -> No
 FIRST_PROBES = [("rm -rf /", "delete-outside-project"), ("ls -la", None)]
 
 
+def start_to_ready(argv: list[str], cwd: Path, data_dir: Path, log: Path, env=None) -> float:
+    """One start, spawn to ready, then zot's shutdown; in ms."""
+    with Extension(argv, cwd, log, env=env) as ext:
+        _, t_ready = ext.handshake(data_dir)
+        with contextlib.suppress(Timeout):
+            ext.shutdown(GRACE)
+    return ms(t_ready)
+
+
+def run_to_exit(argv: list[str], env=None) -> float:
+    """A program that does nothing, spawn to exit; in ms."""
+    started = time.monotonic()
+    subprocess.run(argv, check=True, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    return ms(time.monotonic() - started)
+
+
+def measure_floor_ratios(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> None:
+    """Start-up beside the language's floor and the same language rendered
+    without the guard, one start of each in turn, so that the three see the
+    same machine: the medians and their ratios."""
+    guard, bare, floor = [], [], []
+    for i in range(plan.warmup_starts + plan.starts):
+        times = (
+            start_to_ready(subject.argv, subject.cwd, data_dir, log, subject.env),
+            start_to_ready(subject.bare_argv, subject.bare, data_dir, log, subject.env)
+            if subject.bare
+            else None,
+            (
+                start_to_ready(subject.floor_argv, subject.floor_cwd, data_dir, log)
+                if subject.floor_cwd
+                else run_to_exit(subject.floor_argv, subject.env)
+            )
+            if subject.floor_argv
+            else None,
+        )
+        if i >= plan.warmup_starts:
+            for values, value in zip((guard, bare, floor), times, strict=True):
+                if value is not None:
+                    values.append(value)
+    r = subject.results
+    r.update(start_guard_p50=statistics.median(guard))
+    if bare:
+        r.update(start_bare_p50=statistics.median(bare))
+        r.update(guard_ratio=r["start_guard_p50"] / r["start_bare_p50"])
+    if floor:
+        r.update(start_floor_p50=statistics.median(floor))
+        r.update(floor_ratio=r["start_guard_p50"] / r["start_floor_p50"])
+        if subject.floor_label == SDK_FLOOR:
+            r.update(sdk_ratio=r["floor_ratio"])
+
+
 def measure_first_intercept(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> None:
     """The first intercept right after ready, over fresh starts: sent as soon as
     ready is read, timed until its answer."""
@@ -433,13 +565,12 @@ def measure_policy(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> N
                 break
             with contextlib.suppress(Timeout, OSError):
                 ext.shutdown(GRACE)
-    everything = first + later
     subject.results.update(
         policy_ready_p50=statistics.median(ready),
         policy_first_max=max(first),
         policy_p50=statistics.median(later) if later else None,
-        policy_max=max(everything),
-        policy_decisions=len(everything),
+        policy_max=max(later) if later else max(first),
+        policy_decisions=len(first + later),
     )
 
 
@@ -532,6 +663,8 @@ def measure_intercept(subject: Subject, plan: Plan, data_dir: Path, log: Path) -
     times = []
     with Extension(subject.slow_argv, subject.slow, log, env=subject.env) as ext:
         ext.handshake(data_dir)
+        # the guard ready first: the first intercept after ready is timed elsewhere
+        ext.round_trip(intercept(0, "ls"), timeout=WAIT)
         started = time.monotonic()
         ext.send({"type": "tool_call", "id": "slow", "name": TOOL, "args": {"text": "x"}})
         time.sleep(0.05)  # the tool is running
@@ -685,6 +818,8 @@ def fmt_ms(value: float | None) -> str:
 def fmt_value(key: str, value) -> str:
     if value is None:
         return "—"
+    if key.endswith(("_ratio", "_drift")):
+        return f"{value:.2f}×"
     if key == "idle_cpu_ms":  # clock ticks: 10 ms steps
         return f"{value:.0f} ms"
     if key == "throughput":
@@ -757,7 +892,7 @@ NEW_COLUMNS = [
     ("shutdown_max", "stop after ready (worst)", None),
     ("policy_first_max", "1 MiB policy: first decision (worst)", None),
     ("policy_p50", "1 MiB policy: decision p50", None),
-    ("policy_max", "1 MiB policy: decision (worst)", None),
+    ("policy_max", "1 MiB policy: later decision (worst)", None),
 ]
 # Figures shown for every load, side by side
 LOAD_COLUMNS = [
@@ -767,7 +902,10 @@ LOAD_COLUMNS = [
     ("intercept during 2 s tool (worst)", ["intercept_max"]),
     ("first intercept after ready: p50 / worst", ["first_intercept_p50", "first_intercept_max"]),
     ("stop after ready: p50 / worst", ["shutdown_p50", "shutdown_max"]),
-    ("1 MiB policy, decision: p50 / worst", ["policy_p50", "policy_max"]),
+    (
+        "1 MiB policy: first decision (worst) / later p50 / later worst",
+        ["policy_first_max", "policy_p50", "policy_max"],
+    ),
 ]
 
 
@@ -855,6 +993,34 @@ def markdown(rounds: list[Round], info: dict, plan: Plan, quick: bool, policy: d
             if past:
                 cells[5] += f" ({past} past 2 s)"
             lines.append(f"| {s.label} | {r.title} | " + " | ".join(cells) + " |")
+
+    lines += [
+        "",
+        (
+            "**Start-up beside the floor**: spawn→ready medians, one start of each in turn"
+            " (the variant, the same language rendered without the guard, and the language's"
+            " floor: a program that does nothing, run to its exit, or an extension started to"
+            " ready); the ratios of the variant to each, and under load to the idle ratio:"
+        ),
+        "",
+    ]
+    titles = ["load", "floor", "floor p50", "without guard p50", "with guard p50"]
+    titles += ["÷ floor", "÷ without guard", "÷ floor vs idle", "÷ without guard vs idle"]
+    lines += ["| | " + " | ".join(titles) + " |", "|---" * (len(titles) + 1) + "|"]
+    for s in subjects:
+        for r in rounds:
+            mine = next((x for x in r.subjects if x.key == s.key), None)
+            if mine is None or "start_guard_p50" not in mine.results:
+                continue
+            res = mine.results
+            cells = [r.title, f"`{mine.floor_label}`" if mine.floor_label else "—"]
+            cells += [fmt_ms(res.get(k)) for k in ("start_floor_p50", "start_bare_p50")]
+            cells.append(fmt_ms(res.get("start_guard_p50")))
+            cells += [
+                fmt_value(k, res.get(k))
+                for k in ("floor_ratio", "guard_ratio", "floor_ratio_drift", "guard_ratio_drift")
+            ]
+            lines.append(f"| {s.label} | " + " | ".join(cells) + " |")
 
     caps = ", ".join(CAPABILITIES)
     lines += ["", f"**Targets** (medians unless said otherwise; capabilities {caps}):", ""]
@@ -1054,13 +1220,18 @@ def prepare(args: argparse.Namespace, work: Path) -> list[Subject]:
             if "guard" in CAPABILITIES:
                 subject.policy = policy_copy(project)
                 subject.policy_argv = command_line(subject.policy)
+            if "guard" in CAPABILITIES:
+                subject.bare = render_variant(work, key, without="guard")
+                subject.bare_argv = command_line(subject.bare)
             manifest = json.loads((project / "extension.json").read_text())
             subject.note = "exec: " + " ".join([manifest["exec"], *manifest.get("args", [])])
+            set_floor(subject, work, floor)
         except Exception as err:  # noqa: BLE001
             subject.error = str(err)
         if key in args.only:
             subjects.append(subject)
         if key == "python" and not subject.error:
+            subjects.append(without_bytecode_cache(subject, work))
             python = real_python()
             if python:
                 direct = Subject(
@@ -1073,10 +1244,18 @@ def prepare(args: argparse.Namespace, work: Path) -> list[Subject]:
                     [python, "main.py"],
                     policy=subject.policy,
                     policy_argv=[python, "main.py"] if subject.policy else [],
+                    bare=subject.bare,
+                    bare_argv=[python, "main.py"] if subject.bare else [],
+                    floor_label=f"{python} -c pass",
+                    floor_argv=[python, "-c", "pass"],
                     note=f"{python} main.py, without the python3 shim",
                 )
-                subjects.append(direct)
+                subjects.insert(-1, direct)
                 subject.note += " (python3 is a shim script here)"
+    variants = {s.key: s for s in subjects}
+    go, sdk = variants.get("go"), variants.get("go-sdk")
+    if go and sdk and not sdk.error:  # the standard library against zot's SDK
+        go.floor_label, go.floor_argv, go.floor_cwd = SDK_FLOOR, sdk.argv, sdk.cwd
     tsx_project = projects.get("typescript-tsx")
     if wants_tsx and tsx_project:
         bare = source_only_copy(tsx_project, work / "ts-source")
@@ -1157,6 +1336,8 @@ def measure_round(subjects: list[Subject], plan: Plan, work: Path, log: Path) ->
                 measure_session(subject, plan, data_dir, log)
                 if subject.slow:
                     measure_intercept(subject, plan, data_dir, log)
+                if subject.kind == "variant":
+                    measure_floor_ratios(subject, plan, data_dir, log)
                 if subject.kind == "variant" and "guard" in CAPABILITIES:
                     measure_first_intercept(subject, plan, data_dir, log)
                     if subject.policy:
@@ -1204,6 +1385,7 @@ def run(argv: list[str] | None = None) -> int:
             if n:
                 say(f"load: stopped; each busy process got {this.share:.0%} of a core")
             rounds.append(this)
+        drifts(rounds)
         failed = any(s.error and s.kind != "reference" for r in rounds for s in r.subjects)
         info = machine()
         write_results(args, rounds, info, plan)
@@ -1236,6 +1418,18 @@ def run(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
     return 1 if failed else 0
+
+
+def drifts(rounds: list[Round]) -> None:
+    """Under each load: the ratios to the floor and to the start without the
+    guard, each divided by the same ratio with nothing beside it."""
+    idle = {s.key: s.results for s in rounds[0].subjects}
+    for r in rounds[1:]:
+        for s in r.subjects:
+            for key in ("floor_ratio", "guard_ratio", "sdk_ratio"):
+                mine, base = s.results.get(key), idle.get(s.key, {}).get(key)
+                if mine is not None and base:
+                    s.results[f"{key}_drift"] = mine / base
 
 
 def write_results(args: argparse.Namespace, rounds: list[Round], info: dict, plan: Plan) -> None:

@@ -93,26 +93,46 @@ def test_quick_bench_of_python_writes_a_well_formed_report(tmp_path):
         python = loads["Python (./main.py)", load]
         assert re.fullmatch(r"[\d.]+ ms", python["spawn→ready p50"])
         assert re.fullmatch(r"[\d,]+/s", python["pipelined tool calls"])
-        for title in (
-            "first intercept after ready: p50 / worst",
-            "stop after ready: p50 / worst",
-            "1 MiB policy, decision: p50 / worst",
-        ):
+        for title in ("first intercept after ready: p50 / worst", "stop after ready: p50 / worst"):
             assert re.fullmatch(rf"{TIME} / {TIME}( \(\d+ past 2 s\))?", python[title]), title
+        title = "1 MiB policy: first decision (worst) / later p50 / later worst"
+        assert re.fullmatch(rf"{TIME} / {TIME} / {TIME}", python[title]), title
         floor = loads["floor: minimal Go", load]
         assert floor["first intercept after ready: p50 / worst"] == "— / —"  # no guard
+
+    # start-up beside the language's floor and without the guard, each load
+    rows = table(markdown, "| | load | floor |")
+    header, body = rows[0], rows[2:]
+    starts = {(row[0], row[1]): dict(zip(header, row, strict=True)) for row in body}
+    for load in ("no load", "--load 1"):
+        python = starts["Python (./main.py)", load]
+        assert python["floor"] == "`python3 -c pass`"
+        for title in ("floor p50", "without guard p50", "with guard p50"):
+            assert re.fullmatch(r"[\d.]+ ms", python[title]), title
+        for title in ("÷ floor", "÷ without guard"):
+            assert re.fullmatch(r"[\d.]+×", python[title]), title
+        drift = r"[\d.]+×" if load != "no load" else "—"
+        for title in ("÷ floor vs idle", "÷ without guard vs idle"):
+            assert re.fullmatch(drift, python[title]), title
+        assert starts["Python (no bytecode cache)", load]["floor"].endswith(" -c pass`")
 
     rows = table(markdown, "| variant | target")
     assert rows[0] == ["variant", "target", "no load", "--load 1"]
     targets = rows[2:]
     assert {row[1] for row in targets} >= {
-        "first intercept after ready (worst) ≤ 50 ms",
+        "first intercept after ready (worst) < 5 s, zot's limit",
         "stop after ready (worst) < 200 ms",
-        "decision with a 1 MiB policy (worst) < 500 ms",
+        "later decisions with a 1 MiB policy (worst) < 500 ms",
+        "ready with the guard ≤ 1.3× without it",
+        "ready ≤ 2.5× `python3 -c pass`",
+        "floor ratio ≤ 1.5× the idle one",
     }
     for row in targets:  # the console shows the same verdicts
         for cell, where in zip(row[2:], ["", " (--load 1)"], strict=True):
             shown, mark = cell.rsplit(" ", 1)
+            if mark == "n/a":  # a ratio to the idle one, in the idle round
+                assert not where and row[1].endswith("the idle one"), row
+                continue
             assert mark in ("✅", "❌"), row
             verdict = "met" if mark == "✅" else "MISSED"
             assert f"{verdict}  {row[0]}: {row[1]}: measured {shown}{where}\n" in result.stdout

@@ -561,36 +561,33 @@ _ext_reader_program() {
 	printf 'main(tool_args; $ARGS.named)\n'
 }
 
-# The reader on zot's stdin, from hello_ack on (_ext_feed; $1 is zot's
-# stdout). jq 1.6 reads a long raw line in 4 KiB blocks and breaks a
-# character cut between two: there sed or awk wraps each line into a JSON
-# string first.
+# The reader on zot's stdin: a bash loop skips zot's lines up to hello_ack,
+# then writes the registrations and ready to zot's stdout (file descriptor
+# $1) at once, and only then starts the reader, which compiles while zot
+# carries on, on hello_ack's line and every line after it. (read takes a
+# pipe a byte at a time: nothing after hello_ack's line is taken.)
 _ext_read() {
-	local stdout=$1
-	exec {_ext_out}>&- # the writer ends when the handlers have
-	case $(jq --version 2>&1) in
-	jq-1.[0-6] | jq-1.[0-6][!0-9]*)
-		_ext_feed "$stdout" | _ext_wrap {stdout}>&- | _ext_reader --seq {stdout}>&-
-		;;
-	*) _ext_feed "$stdout" | _ext_reader --raw-input {stdout}>&- ;;
-	esac
-}
-
-# Skips zot's lines up to hello_ack, then writes the registrations and ready
-# to zot's stdout (file descriptor $1) at once, while the reader may still be
-# compiling, and passes on hello_ack's line and every line after it. (read
-# takes a pipe a byte at a time: nothing after hello_ack's line is taken.)
-_ext_feed() {
 	local line stdout=$1
+	exec {_ext_out}>&- # the writer ends when the handlers have
 	while IFS= read -r line; do
 		if [[ $line == *'"hello_ack"'* ]]; then
 			printf '%s' "$_ext_frames" >&"$stdout"
 			exec {stdout}>&-
-			printf '%s\n' "$line"
-			exec cat
+			{ printf '%s\n' "$line" && exec cat; } | _ext_lines
+			exit
 		fi
 		[[ $line != *[![:space:]]* ]] || log "skipped a line before hello_ack: ${line:0:80}"
 	done
+}
+
+# The reader on its input's lines. jq 1.6 reads a long raw line in 4 KiB
+# blocks and breaks a character cut between two: there sed or awk wraps
+# each line into a JSON string first.
+_ext_lines() {
+	case $(jq --version 2>&1) in
+	jq-1.[0-6] | jq-1.[0-6][!0-9]*) _ext_wrap | _ext_reader --seq ;;
+	*) _ext_reader --raw-input ;;
+	esac
 }
 
 # zot/jq/reader.jq; $1 is how jq reads the lines.
@@ -1107,9 +1104,9 @@ ext_run() {
 	export ZOT_EXT_RUN=$_ext_run
 	_ext_dir=$(mktemp -d "${TMPDIR:-/tmp}/zot-ext.$$.XXXXXX") || exit 1
 	trap _ext_exit TERM
-	# hello at once; the reader and the writer compile while zot answers it,
-	# and the registrations and ready go out as soon as it has (_ext_feed).
-	printf '%s\n' "$_ext_hello"
+	# hello once the loop that waits for hello_ack runs: the registrations
+	# and ready go out as soon as zot answers, before the reader starts
+	# (_ext_read); the writer compiles meanwhile.
 	local records stdout fd
 	exec {stdout}>&1
 	coproc _EXT_WRITER { _ext_writer >&"$stdout"; }
@@ -1119,6 +1116,7 @@ ext_run() {
 	fd=${_EXT_WRITER[0]}
 	exec {fd}<&-
 	exec {records}< <(_ext_read "$stdout")
+	printf '%s\n' "$_ext_hello"
 	exec </dev/null {stdout}>&- >&2
 	_ext_loop "$records"
 	_ext_exit
