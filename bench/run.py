@@ -615,6 +615,9 @@ def measure_session(subject: Subject, plan: Plan, data_dir: Path, log: Path) -> 
     r = subject.results
     with Extension(subject.argv, subject.cwd, log, env=subject.env) as ext:
         ext.handshake(data_dir)
+        if subject.kind == "variant" and "guard" in CAPABILITIES:
+            # the guard ready first: its start after ready is timed elsewhere
+            ext.round_trip(intercept(0, "ls"), timeout=WAIT)
         tree = TreeSampler(ext.proc.pid)
         tree.sample()
         ticks0, ns0 = group_cpu(ext.proc.pid)
