@@ -15,8 +15,12 @@ the way zot starts it (tests/conftest.py and tests/host.py say how). Reference
 points: the TypeScript skeleton run by a global tsx and by `npx --yes tsx`
 (the two ways zot's docs show), and a floor, the smallest possible extension
 (bench/floor/main.go). The Go SDK flavour is measured when ZOT_SDK_DIR points
-at a checkout of zot's source. Each variant is also timed where the guard
-must be quick: the first intercept right after `ready`, the stop right after
+at a checkout of zot's source. Each variant's start is also measured beside
+its language's floor (a program that does nothing in the same runtime; for
+Go's standard library the SDK flavour) and beside the same language rendered
+without the guard, one start of each in turn, with the ratios; Python also
+without a bytecode cache. Each variant is also timed where the guard must
+not be late: the first intercept right after `ready`, the stop right after
 `ready`, and decisions with a guard-policy.json just under the guard's 1 MiB
 limit (bench/policy.py writes it).
 
