@@ -8,7 +8,7 @@ import re
 import shutil
 from typing import TYPE_CHECKING
 
-from .protocol import SYSTEM_PROMPT, event_frame, q, short
+from .protocol import SYSTEM_PROMPT, answer_problem, event_frame, q, short
 from .report import Report
 
 if TYPE_CHECKING:  # the session imports this module
@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the session imports this module
 CASE_KEY = {"commands": "name", "tools": "name", "intercepts": "event"}
 CASE_KEY["events"] = "event"
 PANEL_EXPECT = {"title": str, "line": str, "closed": bool, "notify": str}
+PANEL_EXPECT["calls"] = list  # the names of zot's tools it ran, in order
 EXPECT_TYPES = {
     "commands": {"action": str, "contains": str, "equals": str, "error": bool},
     "tools": {
@@ -34,9 +35,10 @@ EXPECT_TYPES = {
 EXPECT_TYPES["commands"].update(PANEL_EXPECT, submit=str, files=dict)
 EXPECT_TYPES["tools"].update(PANEL_EXPECT, markdown=bool, files=dict)
 EXPECT_TYPES["intercepts"].update(system_prompt_contains=str, keeps_prompt=bool)
+EXPECT_TYPES["intercepts"].update(modified_args=dict, replace_text=str)
 FIELD_TYPES = {"name": str, "event": str, "tool_name": str, "tool_args": dict}
 FIELD_TYPES.update(text=str, step=int, fields=dict, expect=dict, keys=list)
-FIELD_TYPES.update(cancel=bool, files=dict, system_prompt=str)
+FIELD_TYPES.update(cancel=bool, files=dict, system_prompt=str, zot_tools=dict)
 TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "an object"}
 TYPE_NAMES[list] = "a list of strings"
 
@@ -60,9 +62,13 @@ def load_smoke_json(path: str, report: Report) -> dict | None:
     if not isinstance(data, dict):
         report.fail("smoke.json", "must hold a JSON object")
         return None
-    for key in sorted(set(data) - set(CASE_KEY) - {"about"}):
+    for key in sorted(set(data) - set(CASE_KEY) - {"about", "zot_tools"}):
         report.warn("smoke.json", f"unknown key {q(key)} ignored")
     cases, problems = {}, []
+    answers = data.get("zot_tools", {})
+    problem = answers_problem(answers)
+    if problem:
+        problems.append(f"zot_tools: {problem}")
     for section in CASE_KEY:
         entries = data.get(section, [])
         if not isinstance(entries, list):
@@ -78,7 +84,29 @@ def load_smoke_json(path: str, report: Report) -> dict | None:
                 cases[section].append(case)
     for problem in problems:
         report.fail("smoke.json", problem)
-    return None if problems else cases
+    return None if problems else {**cases, "zot_tools": answers}
+
+
+def answers_problem(answers: object) -> str:
+    """What is wrong with a "zot_tools" object (tool name -> its answer), or ""."""
+    if not isinstance(answers, dict):
+        return "must map tool names to their answers"
+    for name, answer in answers.items():
+        problem = answer_problem(answer)
+        if problem:
+            return f"{q(name)}: {problem}"
+    return ""
+
+
+def zot_tools_of(path: str) -> dict:
+    """smoke.json's "zot_tools" at `path`, or {} (read quietly: the phase
+    smoke.json reports its problems)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            answers = json.load(fh).get("zot_tools", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {} if answers_problem(answers) else answers
 
 
 def load_guard_cases(path: str, report: Report) -> dict:
@@ -295,6 +323,8 @@ def case_problem(section: str, case: dict | None) -> str:
         )
     if not all(isinstance(text, str) for text in case.get("files", {}).values()):
         return "files must map file names to their text"
+    if "zot_tools" in case and answers_problem(case["zot_tools"]):
+        return f"zot_tools: {answers_problem(case['zot_tools'])}"
     wanted = case["expect"].get("files", {})
     if isinstance(wanted, dict) and not all(
         text is None or isinstance(text, str) for text in wanted.values()
@@ -307,7 +337,9 @@ def case_problem(section: str, case: dict | None) -> str:
         kind = EXPECT_TYPES[section].get(key)
         if kind is None:
             return f"unknown expect key {q(key)}"
-        if not isinstance(value, kind):
+        if not isinstance(value, kind) or (
+            kind is list and not all(isinstance(item, str) for item in value)
+        ):
             return f"expect.{key} must be {TYPE_NAMES[kind]}"
     return ""
 
@@ -365,12 +397,18 @@ def prompt_expectations(prompt: str | None, expect: dict) -> list[str]:
     return [f"got {shown}"] if any(wrong) else []
 
 
-def intercept_expectations(block: bool, reason: str, expect: dict) -> list[str]:
+def intercept_expectations(
+    answer: dict, block: bool, reason: str, expect: dict
+) -> list[str]:
     problems = []
     if expect.get("block", block) != block:
         problems.append(f"got block {str(block).lower()}, reason {q(reason)}")
     elif expect.get("reason_contains", "") not in reason:
         problems.append(f"got reason {q(reason)}")
+    for key in ("modified_args", "replace_text"):
+        if key in expect and answer.get(key) != expect[key]:
+            got = f"{key} {q(answer[key])}" if key in answer else f"no {key}"
+            problems.append(f"got {got}")
     return problems
 
 
@@ -381,13 +419,16 @@ def run_cases(s: Session, cases: dict) -> None:
         keys = f" keys {' '.join(case['keys'])}" if case.get("keys") else ""
         label = f"smoke.json: command /{name} {q(args)}{keys}{expect_label(case)}"
         known = [known for known in s.commands if known.lower() == name.lower()]
+        expect = with_answers(s, cases, case)
         if not known:
             s.report.fail(label, "not registered")
         elif s.opts.old_host and "submit" in case["expect"]:
             s.report.skip(label, "zot 0.1.62 cannot submit a prompt from a panel")
         else:
+            if expect is None:
+                label = f"smoke.json: command /{name} {q(args)}{keys}{OLD_HOST}"
             lay_out(s.opts.project_dir, case["files"])
-            panel = s.check_command(label, known[0], args, case["expect"], case["keys"])
+            panel = s.check_command(label, known[0], args, expect, case["keys"])
             if panel in s.panels:
                 s.close_panel(panel)
     for case in cases["tools"]:
@@ -395,6 +436,7 @@ def run_cases(s: Session, cases: dict) -> None:
         how = f" keys {' '.join(case['keys'])}" if case["keys"] else ""
         how += ", cancelled by zot" if case["cancel"] else ""
         label = f"smoke.json: tool {name} {short(args)}{how}{expect_label(case)}"
+        expect = with_answers(s, cases, case)
         if name not in s.tools:
             s.report.fail(label, "not registered")
         elif s.opts.old_host and (case["keys"] or case["cancel"]):
@@ -402,20 +444,27 @@ def run_cases(s: Session, cases: dict) -> None:
                 label, "zot 0.1.62 opens no panels from tools, cancels nothing"
             )
         else:
+            if expect is None:
+                label = f"smoke.json: tool {name} {short(args)}{how}{OLD_HOST}"
             lay_out(s.opts.project_dir, case["files"])
             s.check_tool(
                 label,
                 name,
                 args,
-                expect=case["expect"],
+                expect=expect,
                 keys=case["keys"],
                 cancel=case["cancel"],
             )
+    s.zot_tools = cases["zot_tools"]
     for case in cases["intercepts"]:
         event, args = case["event"], short(case["tool_args"])
         subject = case["tool_name"] if event == "tool_call" else event
         if event == "before_agent_start":
             args = f"with {', '.join(case['files']) or 'no files'}"
+        elif event == "turn_start":
+            args = f"step {case.get('step', 1)}"
+        elif event == "assistant_message":
+            args = q(case.get("text", ""))
         label = f"smoke.json: intercept {subject} {args}{expect_label(case)}"
         if event not in s.intercepts:
             s.report.fail(label, f"the extension does not intercept {event}")
@@ -424,9 +473,13 @@ def run_cases(s: Session, cases: dict) -> None:
             prompt = case.get("system_prompt", SYSTEM_PROMPT)
             s.check_prompt(label, cwd, prompt, expect=case["expect"])
         else:
-            fields = {"tool_id": "toolu_smoke", "step": 1, **case}
-            for key in ("expect", "files"):
-                fields.pop(key, None)
+            drop = {"expect", "files", "zot_tools"}
+            if event == "tool_call":
+                fields = {"tool_id": "toolu_smoke", "step": 1, **case}
+            else:  # zot sends a tool's fields with tool_call only
+                fields = {"step": 1, **case}
+                drop |= {"tool_name", "tool_args"}
+            fields = {key: value for key, value in fields.items() if key not in drop}
             if case["files"]:
                 lay_out(s.opts.project_dir, case["files"])
             s.check_intercept(label, fields, expect=case["expect"])
@@ -445,6 +498,21 @@ def run_cases(s: Session, cases: dict) -> None:
         detail = f"delivered; {detail}"
         for label in labels:
             s.report.verdict(label, [] if alive else [detail], detail)
+
+
+# What a case that runs zot's tools checks on zot 0.1.62, which runs none for
+# extensions: that it is answered (the extension sent no call_tool).
+OLD_HOST = " on zot 0.1.62, which runs no tools for extensions → answered"
+
+
+def with_answers(s: Session, cases: dict, case: dict) -> dict | None:
+    """Set up the answers of zot's tools for a command or tool case (smoke.json's
+    "zot_tools", the case's own over them); the case's expect, or None on zot
+    0.1.62 for a case that runs zot's tools."""
+    s.zot_tools = {**cases["zot_tools"], **case.get("zot_tools", {})}
+    s.tool_calls = []
+    uses_tools = "zot_tools" in case or "calls" in case["expect"]
+    return None if s.opts.old_host and uses_tools else case["expect"]
 
 
 def tools_with_cases(path: str) -> set[str]:

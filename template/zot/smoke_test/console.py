@@ -7,12 +7,13 @@ import os
 import shutil
 import sys
 
-from .cases import CASE_KEY
+from .cases import CASE_KEY, zot_tools_of
 from .protocol import (
     EVENTS,
     PANEL_KEYS,
     SYSTEM_PROMPT,
     SessionOver,
+    answer_problem,
     check_command_response,
     check_tool_result,
     event_frame,
@@ -39,6 +40,8 @@ CONSOLE_HELP = """\
   prompt TEXT         send before_agent_start with TEXT as the system prompt
   intercept NAME {JSON}  ask any intercept it subscribed to (tool_call,
                       turn_start, assistant_message, before_agent_start)
+  (a handler that runs one of zot's tools gets smoke.json's "zot_tools"
+  answer, or the one you type when asked)
   raw                 show every frame, both ways (again: stop)
   save [FILE]         add what you tried to smoke.json (or FILE) as cases
   help                this text
@@ -91,7 +94,9 @@ class Console:
         self.width = shutil.get_terminal_size((100, 24)).columns
         self.tty = sys.stdin.isatty()
         self.readline = None
+        self.typed: dict = {}  # answers of zot's tools typed here, by tool name
         session.watch = self.watch
+        session.ask_answer = self.ask_answer
 
     # output -------------------------------------------------------------------
 
@@ -160,6 +165,9 @@ class Console:
         except SessionOver as exc:
             self.report.fail("start", str(exc))
             return 1
+        opts = self.session.opts
+        path = opts.expect or os.path.join(opts.ext_dir, "smoke.json")
+        self.session.zot_tools = zot_tools_of(path)
         self.introduce()
         if self.tty:
             commands = [f"/{name} " for name in self.session.commands]
@@ -211,6 +219,36 @@ class Console:
             self.say("  events:   " + ", ".join(s.events))
         if s.intercepts:
             self.say("  intercepts: " + ", ".join(s.intercepts))
+
+    def ask_answer(self, name: str, args: object) -> object:
+        """The extension runs zot's tool NAME, which smoke.json has no answer
+        for: the person types it (kept for later calls, and saved)."""
+        self.say(
+            self.paint("note", f"call_tool {name} {json.dumps(args)}: zot runs it")
+        )
+        self.say(
+            '  type its answer: a text, or JSON such as {"text": "...", "is_error": true}'
+        )
+        while True:
+            try:
+                line = input(f"{name} answers> ").strip()
+            except (EOFError, KeyboardInterrupt):
+                self.say()
+                return None
+            if not line.startswith("{"):
+                answer: object = line
+                break
+            try:
+                answer = json.loads(line)
+            except ValueError as exc:
+                self.say(self.paint("warn", f"not JSON: {exc}; again"))
+                continue
+            problem = answer_problem(answer)
+            if not problem:
+                break
+            self.say(self.paint("warn", f"{problem}; again"))
+        self.typed[name] = self.session.zot_tools[name] = answer
+        return answer
 
     def offer(self, text: str) -> None:
         """Put TEXT on the next prompt line, ready to edit (or show it)."""
@@ -592,6 +630,10 @@ class Console:
         for section, cases in self.cases.items():
             known = data.setdefault(section, [])
             known += [case for case in cases if case not in known]
+        if self.typed:
+            answers = data.get("zot_tools")
+            data["zot_tools"] = {**(answers if isinstance(answers, dict) else {})}
+            data["zot_tools"].update(self.typed)
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(smoke_json_text(data))
         self.say(

@@ -31,7 +31,8 @@ OLD_HELLO_ACK = {
     key: value for key, value in HELLO_ACK.items() if key != "capabilities"
 }
 OLD_HELLO_ACK["zot_version"] = "0.1.62"
-NEWER_FRAMES = ["open_panel", "submit", "clear_notes"]  # unknown to older hosts
+# Frames unknown to older hosts.
+NEWER_FRAMES = ["open_panel", "submit", "clear_notes", "call_tool", "call_tool_cancel"]
 MAX_SYSTEM_PROMPT = 1024 * 1024  # zot refuses a longer before_agent_start prompt
 # The keys zot sends to a panel (a rune also carries its text).
 PANEL_KEYS = [
@@ -99,7 +100,19 @@ EVENTS = [
 INTERCEPTS = ["tool_call", "turn_start", "assistant_message", "before_agent_start"]
 ACTIONS = ["prompt", "insert", "display", "noop", "", "tool_prompt", "open_panel"]
 # Frames zot knows that the smoke test only notes (with --verbose).
-NOTED = ["submit_slash", "call_tool_cancel"]
+NOTED = ["submit_slash"]
+# register_tool's options with a fixed set of values ("" is the default).
+EXPOSURES = ["direct", "codemode", "deferred", "model-only"]
+REPLAYS = ["never", "safe", "idempotent", "reconcile"]
+# call_tool: zot's refusals (error results, in the order it checks them) and
+# its limits.
+NOT_OPTED_IN = "extension did not opt in to call_tool"
+UNKNOWN_PARENT = "unknown or expired parent tool call"
+PARENT_REQUIRED = "parent_id is required while an extension tool is active"
+BAD_CALL = "call_tool requires a name and JSON object args"
+MAX_TOOL_RESULT = 256 * 1024  # zot cuts a longer result of its tools
+# What every runtime's call_tool answers on zot 0.1.62, which has none.
+TOO_OLD = "this zot is too old to run its tools for extensions"
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 SAMPLE_ARGS = "smoke test"
@@ -280,8 +293,8 @@ def check_command_response(frame: dict) -> tuple[list[str], str]:
         if action not in frame:
             return [f"action {action} needs a string {action} field"], ""
         return [], f"{action} {q(frame[action])}"
-    if action == "tool_prompt" and not frame.get("tool_name"):
-        return ["action tool_prompt needs a tool_name"], ""
+    if action == "tool_prompt" and not (frame.get("tool_name") and frame.get("prompt")):
+        return ["action tool_prompt needs a tool_name and a prompt"], ""
     if action == "open_panel":
         panel = frame.get("open_panel")
         problems = panel_problems(panel)
@@ -328,6 +341,9 @@ def check_tool_result(frame: dict) -> tuple[list[str], list[str], bool, str]:
                 problems.append(f"content[{i}]: the image data is not base64")
         else:
             problems.append(f"content[{i}] is not a text or image block: {q(block)}")
+    activate = frame.get("activate_tools", [])
+    if not isinstance(activate, list) or not all(isinstance(n, str) for n in activate):
+        problems.append("activate_tools must be a list of tool names")
     if not problems and not any(texts) and len(texts) == len(content):
         warnings.append('no content: zot shows "(extension returned no content)"')
     return problems, warnings, is_error is True, "\n".join(texts)
@@ -340,12 +356,47 @@ def check_intercept_response(frame: dict) -> tuple[list[str], bool, str]:
         return ["block must be a boolean, reason a string (zot drops it)"], False, ""
     if not isinstance(frame.get("modified_args", {}), dict):
         return ["modified_args must be a JSON object"], block, reason
+    if not isinstance(frame.get("replace_text", ""), str):
+        return ["replace_text must be a string"], block, reason
     prompt = frame.get("system_prompt", "")
     if not isinstance(prompt, str):
         return ["system_prompt must be a string"], block, reason
     if len(prompt.encode("utf-8", "replace")) > MAX_SYSTEM_PROMPT:
         return ["system_prompt is over 1 MiB (zot keeps the old one)"], block, reason
     return [], block, reason
+
+
+def answer_problem(answer: object) -> str:
+    """What is wrong with an answer of one of zot's tools in smoke.json's
+    "zot_tools": a text, or {"text" or "content", "is_error", "truncated"}."""
+    if isinstance(answer, str):
+        return ""
+    if not isinstance(answer, dict):
+        return "must be a text or an object"
+    unknown = sorted(set(answer) - {"text", "content", "is_error", "truncated"})
+    if unknown:
+        return f"unknown key {q(unknown[0])} (text, content, is_error, truncated)"
+    if not isinstance(answer.get("text", ""), str):
+        return "text must be a string"
+    if not isinstance(answer.get("content", []), list):
+        return "content must be a list of blocks"
+    flags = (answer.get("is_error", False), answer.get("truncated", False))
+    if not all(isinstance(flag, bool) for flag in flags):
+        return "is_error and truncated must be true or false"
+    return ""
+
+
+def tool_answer(answer: object) -> dict:
+    """The fields of zot's tool_result for an answer of smoke.json's "zot_tools"."""
+    if isinstance(answer, str):
+        answer = {"text": answer}
+    text, truncated = answer.get("text", ""), answer.get("truncated", False)
+    if len(text.encode()) > MAX_TOOL_RESULT:  # zot cuts it, and says so
+        text = text.encode()[:MAX_TOOL_RESULT].decode(errors="ignore")
+        truncated = True
+    content = answer.get("content") or [{"type": "text", "text": text}]
+    fields = {"content": content, "is_error": answer.get("is_error", False)}
+    return {**fields, **({"truncated": True} if truncated else {})}
 
 
 def hello_ack(project_dir: str, ext_dir: str, data_dir: str, old: bool = False) -> dict:

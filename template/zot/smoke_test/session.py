@@ -27,6 +27,7 @@ from .cases import (
     tool_expectations,
     tools_with_cases,
     write_files,
+    zot_tools_of,
 )
 from .protocol import (
     HELLO_ACK,
@@ -38,6 +39,7 @@ from .protocol import (
     SAMPLE_ARGS,
     SHUTDOWN_GRACE,
     SYSTEM_PROMPT,
+    TOO_OLD,
     SessionOver,
     check_command_response,
     check_intercept_response,
@@ -159,6 +161,9 @@ class Session(Wire):
             self.report.fail(label, self.no_answer("command_invoked"))
             return ""
         problems, summary = check_command_response(answer)
+        if self.opts.old_host and answer.get("action") == "tool_prompt":
+            why = 'zot 0.1.62 shows "unknown action tool_prompt" and runs nothing'
+            problems.append(f"{why}: answer a prompt there")
         panel = ""
         if (
             not problems
@@ -239,6 +244,8 @@ class Session(Wire):
             )
         if "notify" in expect and not any(expect["notify"] in n for n in self.noted):
             problems.append(f"notes {q(self.noted)}")
+        if "calls" in expect and self.tool_calls != expect["calls"]:
+            problems.append(f"asked zot to run {q(self.tool_calls)}")
         return problems
 
     def phase_tools(self) -> None:
@@ -246,6 +253,7 @@ class Session(Wire):
             self.report.skip("tools", "none registered")
         path = self.opts.expect or os.path.join(self.opts.ext_dir, "smoke.json")
         cased = tools_with_cases(path)
+        self.zot_tools = zot_tools_of(path)
         for name, schema in list(self.tools.items()):
             args = sample_args(schema)
             if name in self.interactive:
@@ -315,6 +323,10 @@ class Session(Wire):
         problems, warnings, is_error, text = check_tool_result(answer)
         for warning in warnings:
             self.report.warn(label, warning)
+        if self.opts.old_host and is_error and want_error is False and TOO_OLD in text:
+            why = "zot 0.1.62 runs no tools for extensions"
+            self.report.ok(label, f"answered that zot is too old ({why})")
+            return
         if not problems and want_error is not None and is_error != want_error:
             if want_error:
                 problems.append(f"accepted invalid arguments: {q(text)}")
@@ -581,8 +593,11 @@ class Session(Wire):
         if not problems and want_block is False and block:
             problems.append(f"blocked a harmless call: {q(reason)}")
         if not problems and expect is not None:
-            problems = intercept_expectations(block, reason, expect)
+            problems = intercept_expectations(answer, block, reason, expect)
         summary = f"blocked: {q(reason, 80)}" if block else "allowed"
+        for key in ("modified_args", "replace_text"):
+            if key in answer and not block:
+                summary += f", {key} {short(answer[key])}"
         self.report.verdict(label, problems, "" if expect is not None else summary)
 
     def phase_robustness(self) -> None:

@@ -10,15 +10,21 @@ import time
 from .process import Process
 from .protocol import (
     ANSWER_TYPES,
+    BAD_CALL,
     BUILTIN_COMMANDS,
     BUILTIN_TOOLS,
     EVENTS,
+    EXPOSURES,
     INTERCEPTS,
     MAX_BAD_LINES,
     NEWER_FRAMES,
+    NOT_OPTED_IN,
     NOTED,
+    PARENT_REQUIRED,
+    REPLAYS,
     REQUESTS,
     TOOL_NAME,
+    UNKNOWN_PARENT,
     SessionOver,
     describe_status,
     encode,
@@ -26,6 +32,7 @@ from .protocol import (
     parse_frame,
     q,
     short,
+    tool_answer,
 )
 from .report import Report
 
@@ -63,6 +70,9 @@ class Wire:
         self.watch = None  # sees every frame: watch("in" or "out", frame)
         self.bad_lines = 0
         self.shutdown_ack = False
+        self.zot_tools: dict = {}  # smoke.json's answers of zot's tools, by name
+        self.tool_calls: list[str] = []  # the tools call_tool asked zot to run
+        self.ask_answer = None  # ask_answer(name, args): an answer from a person
 
     def ms(self, moment: float) -> int:
         return round((moment - self.process.started) * 1000)
@@ -182,6 +192,7 @@ class Wire:
             "panel_close": self.on_panel_close,
             "submit": self.on_submit,
             "call_tool": self.on_call_tool,
+            "call_tool_cancel": self.on_call_tool_cancel,
         }
         if kind in NEWER_FRAMES and self.opts.old_host:
             self.on_newer_frame(frame)
@@ -257,9 +268,17 @@ class Wire:
             problems.append(f"the schema must be {want}, not {q(schema)}")
         if not isinstance(frame.get("output_schema", {}), dict):
             problems.append("output_schema must be a JSON Schema object")
-        if not isinstance(frame.get("interactive", False), bool):
-            problems.append("interactive must be true or false")
-        elif frame.get("interactive"):
+        for key in ("interactive", "deferred"):
+            if not isinstance(frame.get(key, False), bool):
+                problems.append(f"{key} must be true or false")
+        for key in ("namespace", "namespace_description", "namespace_instructions"):
+            if not isinstance(frame.get(key, ""), str):
+                problems.append(f"{key} must be a string")
+        for key, values in (("exposure", EXPOSURES), ("replay", REPLAYS)):
+            if frame.get(key, "") not in ["", *values]:
+                one_of = ", ".join(values)
+                problems.append(f"{key} must be one of {one_of}, not {q(frame[key])}")
+        if frame.get("interactive") is True:
             self.interactive.add(name)
         if not problems and not desc.strip():
             self.report.warn(label, "no description for the model")
@@ -375,9 +394,47 @@ class Wire:
             self.report.fail("submit", f"needs the text to submit: {q(frame)}")
 
     def on_call_tool(self, frame: dict) -> None:
-        """The smoke test runs no host tools: it answers call_tool with an error."""
-        self.report.note(f"call_tool {q(frame.get('name'))} (answered with an error)")
-        if isinstance(frame.get("id"), str):
-            text = [{"type": "text", "text": "smoke-test runs no host tools"}]
-            reply = {"type": "tool_result", "id": frame["id"], "content": text}
-            self.send({**reply, "name": frame.get("name"), "is_error": True})
+        """The extension runs one of zot's tools: zot's refusals, in its order,
+        or the answer smoke.json gives in "zot_tools"."""
+        rid, name, args = frame.get("id"), frame.get("name"), frame.get("args")
+        parent = frame.get("parent_id", "")
+        label = f"call_tool {name if isinstance(name, str) else q(name)} {short(args)}"
+        if not isinstance(rid, str) or not rid:
+            self.report.fail(
+                label, f"needs a string id (zot cannot answer): {q(frame)}"
+            )
+            return
+        running = [
+            request
+            for request, kind in self.pending.items()
+            if kind == "tool_result"
+            and request not in self.answered | self.cancelled | self.expired
+        ]
+        refusal = ""
+        if "call_tool" not in self.hello_caps:
+            refusal = NOT_OPTED_IN
+        elif parent and parent not in running:
+            refusal = UNKNOWN_PARENT
+        elif not parent and running:
+            refusal = PARENT_REQUIRED
+        elif not isinstance(name, str) or not name or not isinstance(args, dict):
+            refusal = BAD_CALL
+        if refusal:
+            self.report.fail(label, f"zot refuses it: {refusal}")
+            answer = {"content": [{"type": "text", "text": refusal}], "is_error": True}
+        elif name in self.zot_tools:
+            self.report.note(f"{label}: answered from smoke.json's zot_tools")
+            answer = tool_answer(self.zot_tools[name])
+        elif self.ask_answer and (typed := self.ask_answer(name, args)) is not None:
+            answer = tool_answer(typed)
+        else:
+            add = f'add "zot_tools": {{"{name}": "its answer"}} to smoke.json'
+            text = f"the smoke test has no answer for zot's tool {name}: {add}"
+            self.report.warn(label, f"answered with an error: {text}")
+            answer = {"content": [{"type": "text", "text": text}], "is_error": True}
+        self.tool_calls.append(name if isinstance(name, str) else "")
+        self.send({"type": "tool_result", "id": rid, "name": name, **answer})
+
+    def on_call_tool_cancel(self, frame: dict) -> None:
+        """zot stops the tool and still sends a result, which came already."""
+        self.report.note(f"call_tool_cancel {q(frame.get('id'))}")
