@@ -111,6 +111,13 @@ SDK_IS_REAL = bool(os.environ.get("ZOT_SDK_DIR"))
 SDK_CAPABILITIES = ["commands", "tools", "events", "panels", "tool_cancel", "call_tool"]
 
 
+def uses_sdk(project: Path) -> bool:
+    """Whether the project is built on zot's Go SDK (its hello alone cannot
+    tell: every runtime lists what the SDK lists when all is registered)."""
+    main = project / "main.go"
+    return main.exists() and f'"{SDK_MODULE}/' in main.read_text()
+
+
 def use_sdk(project: Path) -> None:
     """Point a Go SDK project at SDK_DIR, as a user's replace directive would
     point it at a local checkout: ./build then downloads nothing."""

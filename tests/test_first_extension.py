@@ -1,7 +1,9 @@
 """A user's first real task, in every flavour: a tool that reads a file of
-the user's project and answers an error when it is missing, and a command
-that appends to a file there. Each passes ./smoke-test, with smoke.json cases
-that lay out the files first and check what was written."""
+the user's project and answers an error when it is missing, a command that
+appends to a file there, and a tool that has zot read a file (call_tool).
+Each passes ./smoke-test, with smoke.json cases that lay out the files first,
+say what zot's read tool answers and check what was written; on zot 0.1.62
+the tool that calls zot's tool answers at once that zot is too old."""
 
 from __future__ import annotations
 
@@ -30,6 +32,15 @@ def count_lines(args: dict) -> object:
         return tool_result(f"no such file: {args['path']}", is_error=True)
 
 
+@ext.tool("first_line", "The first line of a file, as zot reads it.", COUNT_SCHEMA)
+def first_line(args: dict, cancelled: Event) -> object:
+    result = ext.call_tool("read", {"path": args["path"]}, cancelled)
+    if result["is_error"]:
+        return result
+    text = "".join(block.get("text", "") for block in result["content"])
+    return text.split("\\n")[0]
+
+
 @ext.command("todo", "Add TEXT to TODO.md")
 def todo(args: str) -> dict:
     with open(os.path.join(ext.host.get("cwd") or ".", "TODO.md"), "a") as file:
@@ -50,6 +61,19 @@ func countLines(args json.RawMessage) ext.ToolResult {
 	return ext.TextResult(strconv.Itoa(strings.Count(string(data), "\\n")))
 }
 
+func firstLine(ctx context.Context, args json.RawMessage) ext.ToolResult {
+	var in struct{ Path string }
+	_ = json.Unmarshal(args, &in)
+	result, err := extension.CallTool(ctx, "read", map[string]string{"path": in.Path})
+	if err != nil {
+		return ext.TextErrorResult(err.Error())
+	}
+	if result.IsError || len(result.Content) == 0 {
+		return result
+	}
+	return ext.TextResult(strings.SplitN(result.Content[0].Text, "\\n", 2)[0])
+}
+
 func todo(args string) ext.Response {
 	file, err := os.OpenFile(extension.Host().CWD+"/TODO.md", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -63,6 +87,9 @@ func todo(args string) ext.Response {
 GO_REGISTER = """	extension.Tool("count_lines", "Count the lines of a file of the project.",
 		json.RawMessage(`{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}`),
 		countLines)
+	path := json.RawMessage(`{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}`)
+	extension.ToolWithOptions("first_line", "The first line of a file, as zot reads it.", path,
+		ext.ToolOptions{}, schema.Checked(path, ext.TextErrorResult, firstLine))
 	extension.Command("todo", "Add TEXT to TODO.md", todo)
 """
 TYPESCRIPT = """
@@ -78,6 +105,19 @@ ext.tool(
     } catch {
       return errorResult(`no such file: ${path}`);
     }
+  },
+);
+
+ext.tool(
+  "first_line",
+  "The first line of a file, as zot reads it.",
+  { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  async (args, signal) => {
+    const { path } = args as { path: string };
+    const result = await ext.callTool("read", { path }, signal);
+    if (result.is_error) return result;
+    const text = result.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+    return text.split("\\n")[0];
   },
 );
 
@@ -97,6 +137,16 @@ count_lines() {
 	printf '%s' "$((lines))"
 }
 
+first_line() {
+	local args
+	args=$(jq -cn --arg path "$1" '{path: $path}')
+	if ! ext_call_tool read "$args"; then
+		jq -j '[.content[].text // empty] | join("")' <<<"$REPLY"
+		return 1
+	fi
+	jq -j '[.content[].text // empty] | join("") | split("\n")[0]' <<<"$REPLY"
+}
+
 todo() {
 	printf -- '- %s\n' "$1" >>"$HOST_CWD/TODO.md"
 	printf 'display\nadded'
@@ -105,6 +155,9 @@ todo() {
 ext_tool count_lines 'Count the lines of a file of the project.' \
 	'{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}' \
 	'.path' count_lines
+ext_tool first_line 'The first line of a file, as zot reads it.' \
+	'{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}' \
+	'.path' first_line
 ext_command todo 'Add TEXT to TODO.md' todo
 """
 
@@ -120,6 +173,17 @@ CASES = {
             "name": "count_lines",
             "args": {"path": "gone.txt"},
             "expect": {"is_error": True, "text": "no such file: gone.txt"},
+        },
+        {
+            "name": "first_line",
+            "args": {"path": "notes.md"},
+            "expect": {"is_error": False, "text": "# Notes", "calls": ["read"]},
+        },
+        {
+            "name": "first_line",
+            "args": {"path": "gone.md"},
+            "zot_tools": {"read": {"text": "no such file: gone.md", "is_error": True}},
+            "expect": {"is_error": True, "text": "no such file: gone.md", "calls": ["read"]},
         },
     ],
     "commands": [
@@ -164,6 +228,7 @@ def test_a_file_tool_and_a_command_that_writes_pass_the_smoke_test(projects, tmp
     cases = json.loads((project / "smoke.json").read_text())
     for section, more in copy.deepcopy(CASES).items():
         cases[section] += more
+    cases["zot_tools"] = {"read": "# Notes\nmore\n"}  # what zot's read tool answers
     (project / "smoke.json").write_text(json.dumps(cases, indent=2))
     build(project)
     report = smoke(project)
@@ -172,6 +237,13 @@ def test_a_file_tool_and_a_command_that_writes_pass_the_smoke_test(projects, tmp
     probe = checks['tool count_lines {"path": "smoke test"}']
     assert probe["status"] == "warn" and "smoke.json's cases" in probe["detail"], probe
     assert sum(c.startswith("smoke.json: tool count_lines") for c in checks) == 2
+    assert sum(c.startswith("smoke.json: tool first_line") for c in checks) == 2
+    # zot 0.1.62 runs no tools for extensions: the call answers at once, with
+    # an error that says zot is too old (zot's SDK in its own words)
+    report = smoke(project, "--old-host")
+    checks = {c["check"]: c for c in report["checks"]}
+    probe = checks['tool first_line {"path": "smoke test"}']
+    assert probe["detail"].startswith("answered that zot is too old"), probe
     # a case whose expectation does not hold fails, naming the file
     cases["commands"][-1]["expect"]["files"]["TODO.md"] = "- something else\n"
     (project / "smoke.json").write_text(json.dumps(cases, indent=2))

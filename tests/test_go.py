@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import runpy
@@ -282,7 +283,9 @@ def test_the_picker_the_ask_tool_and_the_prompt_as_zot_drives_them(projects, tmp
     (tmp_path / "CONVENTIONS.md").write_text("Indent with tabs.\n")
     with ExtensionProcess(project) as ext:
         hello, _ = ext.handshake()
-        assert hello["capabilities"] == ["commands", "tools", "events", "panels", "tool_cancel"]
+        assert hello["capabilities"] == [
+            "commands", "tools", "events", "panels", "tool_cancel", "call_tool"
+        ]  # fmt: skip
         opened = ext.command("demo-ext-pick", "")
         assert opened["action"] == "open_panel" and opened["open_panel"]["id"] == "pick-1"
         ext.send({"type": "panel_key", "panel_id": "pick-1", "key": "rune", "text": "j"})
@@ -353,3 +356,163 @@ def test_on_zot_0_1_62_the_picker_shows_the_choice_and_the_ask_tool_declines(pro
         result = ext.tool("demo_ext_confirm", {"action": "push"})
         assert result["is_error"] and "needs a newer zot" in result["content"][0]["text"]
         assert ext.shutdown() == 0
+
+
+# A test file that registers handlers calling zot's tools and rewriting
+# intercepts, then drives them through exttest's fake zot, newer (OLD_ZOT
+# unset) or 0.1.62 (OLD_ZOT=1). FLAVOUR says which texts to expect: the
+# runtime's (std) or the SDK's (sdk).
+ZOT_TOOLS_TEST = """package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"EXT_PACKAGE"
+	"example.com/demo-ext/zot/exttest"
+)
+
+// More handlers, registered before TestMain starts the extension.
+func init() {
+	call := func(ctx context.Context, args json.RawMessage) ext.ToolResult {
+		var in struct {
+			Tool   string         `json:"tool"`
+			Args   map[string]any `json:"args"`
+			Orphan bool           `json:"orphan"`
+		}
+		_ = json.Unmarshal(args, &in)
+		if in.Orphan {
+			ctx = context.Background()
+		}
+		result, err := extension.CallTool(ctx, in.Tool, in.Args)
+		if err != nil {
+			return ext.TextErrorResult("err: " + err.Error())
+		}
+		return result
+	}
+	extension.ToolWithOptions("demo_call", "Calls one of zot's tools.", json.RawMessage(`{"type":"object"}`),
+		ext.ToolOptions{Namespace: "demo", Exposure: "direct", Replay: "safe"}, call)
+	extension.Command("demo-explain", "Explain a file", func(args string) ext.Response {
+		return ext.ToolPrompt("read", map[string]string{"path": args}, "Explain "+args)
+	})
+	extension.InterceptToolCallX(func(tool string, args json.RawMessage) ext.ToolCallDecision {
+		if tool == "bash" {
+			return ext.ToolCallDecision{ModifiedArgs: json.RawMessage(`{"command":"ls"}`)}
+		}
+		return ext.ToolCallDecision{Block: tool == "rm", Reason: "no rm"}
+	})
+	extension.InterceptTurnStart(func(step int) ext.TurnStartDecision {
+		return ext.TurnStartDecision{Block: step > 2, Reason: "two turns"}
+	})
+	extension.InterceptAssistantMessage(func(text string) ext.AssistantMessageDecision {
+		return ext.AssistantMessageDecision{ReplaceText: strings.ToUpper(text)}
+	})
+}
+
+func hostOptions() []exttest.Option {
+	if os.Getenv("OLD_ZOT") != "" {
+		return []exttest.Option{exttest.OldHost()}
+	}
+	return nil
+}
+
+func TestZotToolsOnANewerZot(t *testing.T) {
+	if os.Getenv("OLD_ZOT") != "" {
+		t.Skip("zot 0.1.62")
+	}
+	zot.AnswerTool("read", exttest.Answer{Text: "package main"})
+	call := zot.StartTool(t, "demo_call", `{"tool": "read", "args": {"path": "main.go"}}`)
+	if result := call.Result(t); result.IsError || result.Text() != "package main" {
+		t.Errorf("read answered %+v", result)
+	}
+	called := zot.CalledTools()
+	prefix := map[string]string{"std": "call-", "sdk": "sdk-"}[os.Getenv("FLAVOUR")]
+	if len(called) != 1 || called[0].Name != "read" || called[0].ParentID != call.ID() ||
+		string(called[0].Args) != `{"path":"main.go"}` || called[0].Cancelled || !strings.HasPrefix(called[0].ID, prefix) {
+		t.Errorf("calls %+v, want read (id %s...) with the tool call as parent", called, prefix)
+	}
+	note := map[string]string{"std": "[zot cut this result: over 256 KiB]", "sdk": "[tool result truncated by host]"}
+	zot.AnswerTool("read", exttest.Answer{Content: []exttest.Content{{Type: "text", Text: "big"}}, Truncated: true})
+	if result := zot.Tool(t, "demo_call", `{"tool": "read", "args": {}}`); result.Text() != "big"+note[os.Getenv("FLAVOUR")] {
+		t.Errorf("a truncated result: %+v", result)
+	}
+	for args, want := range map[string]string{
+		`{"tool": "grep", "args": {}}`:                 "this test's zot has no answer for its tool grep",
+		`{"tool": "read", "args": {}, "orphan": true}`: "parent_id is required while an extension tool is active",
+		`{"tool": "demo_call", "args": {}}`:            "tool call cycle detected",
+	} {
+		if result := zot.Tool(t, "demo_call", args); !result.IsError || result.Text() != want {
+			t.Errorf("%s: %+v, want the error %q", args, result, want)
+		}
+	}
+	reply := zot.Command(t, "demo-explain", "main.go")
+	if reply.Action != "tool_prompt" || reply.ToolName != "read" || string(reply.ToolArgs) != `{"path":"main.go"}` || reply.Prompt != "Explain main.go" {
+		t.Errorf("demo-explain answered %+v", reply)
+	}
+	if d := zot.ToolCallDecision(t, "bash", `{"command": "rm -rf /"}`); d.Block || string(d.ModifiedArgs) != `{"command":"ls"}` {
+		t.Errorf("bash: %+v", d)
+	}
+	if d := zot.ToolCallDecision(t, "rm", `{}`); !d.Block || d.Reason != "no rm" || d.ModifiedArgs != nil {
+		t.Errorf("rm: %+v", d)
+	}
+	if d := zot.TurnStart(t, 3); !d.Block || d.Reason != "two turns" {
+		t.Errorf("turn 3: %+v", d)
+	}
+	if d := zot.TurnStart(t, 1); d.Block {
+		t.Errorf("turn 1: %+v", d)
+	}
+	if d := zot.AssistantMessage(t, "done"); d.Block || d.ReplaceText != "DONE" {
+		t.Errorf("assistant_message: %+v", d)
+	}
+}
+
+func TestZotToolsOnZot0162(t *testing.T) {
+	if os.Getenv("OLD_ZOT") == "" {
+		t.Skip("a newer zot")
+	}
+	want := map[string]string{
+		"std": "err: cannot call read: this zot is too old to run its tools for extensions (update zot)",
+		"sdk": "err: host does not support call_tool",
+	}[os.Getenv("FLAVOUR")]
+	if result := zot.Tool(t, "demo_call", `{"tool": "read", "args": {"path": "main.go"}}`); !result.IsError || result.Text() != want {
+		t.Errorf("read answered %+v, want the error %q", result, want)
+	}
+	if called := zot.CalledTools(); len(called) != 0 {
+		t.Errorf("calls %+v, want none", called)
+	}
+	reply := zot.Command(t, "demo-explain", "main.go")
+	if action := map[string]string{"std": "prompt", "sdk": "tool_prompt"}[os.Getenv("FLAVOUR")]; reply.Action != action || reply.Prompt != "Explain main.go" {
+		t.Errorf("demo-explain answered %+v, want %s", reply, action)
+	}
+}
+"""
+
+
+@pytest.mark.parametrize("language", ["go", "go-sdk"])
+def test_handlers_call_zots_tools_through_exttest_on_both_zots(projects, tmp_path, language):
+    """CallTool, ToolPrompt and the intercepts that rewrite, in both flavours,
+    through exttest: its tools' answers, the calls it records (parent ids),
+    its refusals, the whole intercept answers, and zot 0.1.62 (OldHost)."""
+    project = projects.fresh_copy(tmp_path, language, ["commands", "tools"])
+    ext_package = (
+        f"{SDK_MODULE}/packages/agent/ext"
+        if language == "go-sdk"
+        else "example.com/demo-ext/zot/ext"
+    )
+    (project / "zot_tools_test.go").write_text(ZOT_TOOLS_TEST.replace("EXT_PACKAGE", ext_package))
+    edit(
+        project / "main_test.go",
+        "zot = exttest.Start(extension.Run)",
+        "zot = exttest.Start(extension.Run, hostOptions()...)",
+    )
+    flavour = "sdk" if language == "go-sdk" else "std"
+    for old in ("", "1"):
+        env = {**os.environ, "FLAVOUR": flavour, "OLD_ZOT": old}
+        result = run(
+            ["go", "test", "-count=1", "-run", "TestZotTools", "-v", "."], project, env=env
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.stdout.count("--- PASS") == 1, result.stdout

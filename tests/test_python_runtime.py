@@ -39,7 +39,8 @@ def silent(proc: ExtensionProcess, seconds: float = 0.3) -> bool:
 def test_hello_lists_what_the_extension_uses(project):
     with ExtensionProcess(project) as proc:
         hello, frames = proc.handshake(**NEWER)
-        assert hello["capabilities"] == ["commands", "tools", "events", "panels", "tool_cancel"]
+        capabilities = ["commands", "tools", "events", "panels", "tool_cancel", "call_tool"]
+        assert hello["capabilities"] == capabilities
         subscribe = next(f for f in frames if f["type"] == "subscribe")
         assert subscribe["intercept"] == ["tool_call", "before_agent_start"]
         tools = {f["name"]: f for f in frames if f["type"] == "register_tool"}
@@ -104,6 +105,51 @@ def test_an_older_zot_gets_the_fallbacks(project):
         assert close == {"type": "panel_close", "panel_id": panel["id"]}
         assert note["type"] == "notify" and note["message"].startswith("Chosen: Explain")
         assert proc.shutdown() == 0
+
+
+def reads_with_zot(tmp_path, project):
+    """A copy of the project whose tool answers what zot's read tool does."""
+    copy = tmp_path / "reads"
+    shutil.copytree(project, copy)
+    main = copy / "main.py"
+    anchor, _ = slow_tool("python", 1)
+    call = '    return ext.call_tool("read", {"path": text}, cancelled)'
+    main.write_text(main.read_text().replace(anchor, call))
+    return copy
+
+
+def test_a_tool_runs_zot_s_read_tool(tmp_path, project):
+    with ExtensionProcess(reads_with_zot(tmp_path, project)) as proc:
+        proc.handshake(**NEWER)
+        proc.send({"type": "tool_call", "id": "t1", "name": "demo_ext", "args": {"text": "a"}})
+        call = {"type": "call_tool", "id": "call-1", "name": "read", "args": {"path": "a"}}
+        assert proc.read_frame() == {**call, "parent_id": "t1"}
+        proc.send({"type": "tool_result", "id": "stray", "content": []})  # logged, skipped
+        text = [{"type": "text", "text": "abc"}]
+        proc.send({"type": "tool_result", "id": "call-1", "content": text, "truncated": True})
+        note = {"type": "text", "text": "[zot cut this result: over 256 KiB]"}
+        result = {"type": "tool_result", "content": [*text, note], "is_error": False}
+        assert proc.read_frame() == {**result, "id": "t1"}
+        # zot cancels the tool call: the call of read is cancelled at once.
+        proc.send({"type": "tool_call", "id": "t2", "name": "demo_ext", "args": {"text": "b"}})
+        assert proc.read_frame()["id"] == "call-2"
+        proc.send({"type": "tool_cancel", "id": "t2"})
+        assert proc.read_frame() == {"type": "call_tool_cancel", "id": "call-2"}
+        proc.send({"type": "tool_result", "id": "call-2", "content": [], "is_error": True})
+        assert silent(proc)  # neither result: both calls were cancelled
+        assert proc.shutdown() == 0
+        assert "'stray'" in proc.stderr() and "'call-2'" not in proc.stderr()
+
+
+def test_an_older_zot_is_sent_no_call_tool(tmp_path, project):
+    with ExtensionProcess(reads_with_zot(tmp_path, project)) as proc:
+        proc.read_frame()  # hello
+        proc.send({"type": "hello_ack", "protocol_version": 1, "cwd": str(project.parent)})
+        proc.read_until("ready")
+        reply = proc.tool("demo_ext", {"text": "a"})  # the next frame with an id
+        too_old = "this zot is too old to run its tools for extensions (update zot)"
+        assert reply["content"] == [{"type": "text", "text": f"cannot call read: {too_old}"}]
+        assert reply["is_error"] is True and proc.spontaneous == []
 
 
 def test_start_up_imports_nothing_for_the_new_features(projects):

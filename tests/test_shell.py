@@ -10,6 +10,7 @@ only PyPI and a C compiler.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import random
 import runpy
@@ -336,7 +337,14 @@ def test_the_picker_the_ask_tool_and_the_prompt_as_a_newer_zot_drives_them(
     (repo / "CONVENTIONS.md").write_text("Indent with tabs.\n")
     with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
         hello, frames = ext.handshake()
-        assert hello["capabilities"] == ["commands", "tools", "events", "panels", "tool_cancel"]
+        assert hello["capabilities"] == [
+            "commands",
+            "tools",
+            "events",
+            "panels",
+            "tool_cancel",
+            "call_tool",
+        ]
         tools = {f["name"]: f for f in frames if f["type"] == "register_tool"}
         assert tools[ASK]["interactive"] is True and tools[ASK]["output_schema"]["required"]
         assert "interactive" not in tools[TOOL] and "output_schema" not in tools[TOOL]
@@ -442,10 +450,10 @@ def test_on_zot_0_1_62_the_picker_notes_the_choice_and_the_ask_tool_declines(pro
 @pytest.mark.parametrize(
     ("capabilities", "want", "intercept"),
     [
-        (["panel"], ["commands", "panels"], None),
-        (["ask"], ["tools", "panels", "tool_cancel"], None),
-        (["prompt"], ["events"], ["before_agent_start"]),
-        (["tools"], ["tools", "tool_cancel"], None),
+        (["panel"], ["commands", "panels", "call_tool"], None),
+        (["ask"], ["tools", "panels", "tool_cancel", "call_tool"], None),
+        (["prompt"], ["events", "call_tool"], ["before_agent_start"]),
+        (["tools"], ["tools", "tool_cancel", "call_tool"], None),
     ],
 )
 def test_hello_lists_what_is_registered(projects, capabilities, want, intercept):
@@ -584,6 +592,311 @@ def test_nothing_is_registered_before_hello_ack(projects):
         assert ext.command("demo-ext", "x")["action"] == "prompt"
         assert ext.shutdown() == 0
         assert "skipped a line before hello_ack: garbage before hello_ack" in ext.stderr()
+
+
+# -- calling zot's tools, tool options, intercepts that rewrite ------------------
+
+CUT = "[zot cut this result: over 256 KiB]"
+TOO_OLD = "cannot call read: this zot is too old to run its tools for extensions (update zot)"
+BAD_CALL = "call_tool requires a name and JSON object args"
+# main.sh's tool calls zot's tool named by its text's first word with the
+# rest as arguments, and prints the status, REPLY and REPLY_TEXT.
+CALLER = (
+    '\text_call_tool "${1%% *}" "${1#* }"\n'
+    '\tprintf \'%s\\037%s\\037%s\' "$?" "$REPLY" "$REPLY_TEXT"\n}'
+)
+MORE_HANDLERS = r"""
+more() {
+	ext_activate_tools "$1" other "$1"
+	printf 'activated'
+}
+turn() {
+	[[ $1 != 3 ]] || printf 'enough'
+}
+message() {
+	case $1 in
+	secret*) ext_hide_message 'a secret' ;;
+	same) printf 'same' ;;
+	fail) return 4 ;;
+	*) printf '%s!' "$1" ;;
+	esac
+}
+ask_read() {
+	local name=${1%% *}
+	ext_tool_prompt "${name#-}" "${1#* }" 'Summarise it.'
+}
+ext_tool --namespace files --namespace-description 'File tools' --namespace-instructions 'Use them.' \
+	--exposure deferred --deferred --replay safe --output-schema '{"type": "object"}' \
+	more 'More tools.' '{"type": "object"}' '.name // "x"' more
+ext_intercept_turn_start turn
+ext_intercept_assistant_message message
+ext_command ask-read 'Read a file, then ask' ask_read
+"""
+REWRITING_GUARD = """guard() {
+	case $1 in
+	read) ext_modify_args '{"path": "safe/notes.txt"}' ;;
+	write) ext_modify_args '["not", "an object"]' ;;
+	bash) ext_modify_args '{"command": "true"}' ;;
+	esac
+"""
+
+
+def with_new_handlers(project: Path) -> Path:
+    """The project with handlers that use every feature of the newest zot."""
+    edit(project / "main.sh", "\tprintf '%s' \"$1\"\n}", CALLER)
+    edit(project / "main.sh", "\n# Sourced", MORE_HANDLERS + "\n# Sourced")
+    edit(project / "main.sh", "guard() {\n", REWRITING_GUARD)
+    return project
+
+
+def called(reply: dict) -> tuple[str, dict, str]:
+    """What CALLER printed: ext_call_tool's status, REPLY (parsed), REPLY_TEXT."""
+    status, result, text = reply["content"][0]["text"].split("\x1f")
+    return status, json.loads(result), text
+
+
+def error_result(text: str) -> dict:
+    return {"content": [{"type": "text", "text": text}], "is_error": True}
+
+
+def test_a_tool_calls_zots_tools_on_a_newer_zot(project, jq_env, tmp_path):
+    """call_tool frames field by field, zot's answers routed to the handler
+    that waits while the read loop goes on; a cancelled outer call cancels
+    its call, whose late answer is dropped quietly."""
+    with_new_handlers(project)
+    with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
+        hello, _ = ext.handshake()
+        assert hello["capabilities"][-1] == "call_tool"
+        call(ext, "c1", TOOL, {"text": 'read {\n "path": "notes.txt"}'})
+        first = ext.read_frame()
+        assert first == {
+            "type": "call_tool",
+            "id": first["id"],
+            "name": "read",
+            "args": {"path": "notes.txt"},
+            "parent_id": "c1",
+        }
+        assert first["id"].startswith("call-"), first
+        call(ext, "c2", TOOL, {"text": 'bash {"command": "ls"}'})  # two wait side by side
+        second = ext.read_frame()
+        assert second["parent_id"] == "c2" and second["id"] != first["id"]
+        ext.send({"type": "tool_result", "id": "call-1-1", "content": []})  # no such call
+        for text in (" {}", "read [1]", "read {"):  # no name, no object: nothing sent
+            assert called(ext.tool(TOOL, {"text": text})) == ("1", error_result(BAD_CALL), BAD_CALL)
+        ext.send({"type": "tool_result", "id": second["id"], "content": "x", "is_error": "yes"})
+        reply = ext.read_reply()
+        assert reply["id"] == "c2" and called(reply) == (
+            "0",
+            {"content": [], "is_error": False},
+            "",
+        )
+        text = [{"type": "text", "text": "1: a"}, {"type": "image", "data": "x"}]
+        ext.send(
+            {"type": "tool_result", "id": first["id"], "name": "read", "content": text}
+            | {"is_error": True, "truncated": True}
+        )
+        reply = ext.read_reply()
+        assert reply["id"] == "c1" and called(reply) == (
+            "1",
+            {
+                "content": [*text, {"type": "text", "text": CUT}],
+                "is_error": True,
+                "truncated": True,
+            },
+            f"1: a\n{CUT}",
+        )
+
+        call(ext, "c3", TOOL, {"text": 'read {"path": "big"}'})
+        third = ext.read_frame()
+        ext.send({"type": "tool_cancel", "id": "c3"})
+        assert ext.read_frame() == {"type": "call_tool_cancel", "id": third["id"]}
+        ext.send({"type": "tool_result", "id": third["id"], "content": []})  # late: dropped
+        no_frame(ext, 0.3)
+        assert ext.shutdown() == 0
+        log = ext.stderr()
+    assert log.count("ignored a tool_result") == 1, log
+    assert 'ignored a tool_result for "call-1-1": no call of zot\'s tools waits for it' in log
+
+
+@pytest.mark.parametrize("capabilities", [None, []], ids=["zot 0.1.62", "no call_tool"])
+def test_on_an_older_zot_a_call_fails_at_once_and_a_tool_prompt_is_a_prompt(
+    project, tmp_path, capabilities
+):
+    with_new_handlers(project)
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake(capabilities=capabilities)
+        ext.send({"type": "tool_call", "id": "c1", "name": TOOL, "args": {"text": "read {}"}})
+        reply = ext.read_frame()  # no call_tool before it
+        assert reply["id"] == "c1" and called(reply) == ("1", error_result(TOO_OLD), TOO_OLD)
+        answer = ext.command("ask-read", 'read {"path": "a"}')
+        if capabilities is None:
+            assert answer == {"type": "command_response", "id": answer["id"]} | {
+                "action": "prompt",
+                "prompt": "Summarise it.",
+            }
+        else:  # a newer zot that does not run tools for extensions still knows tool_prompt
+            assert answer["action"] == "tool_prompt"
+        no_frame(ext, 0.2)
+        assert ext.shutdown() == 0
+        log = ext.stderr()
+    wanted = "zot 0.1.62 cannot run a tool from a command: sent the prompt alone"
+    assert (wanted in log) == (capabilities is None), log
+
+
+def test_a_call_zot_does_not_answer_in_time_is_cancelled(project, tmp_path):
+    with_new_handlers(project)
+    edit(project / "zot/runtime.sh", "_ext_call_limit=60 ", "_ext_call_limit=1 ")
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        call(ext, "c1", TOOL, {"text": "read {}"})
+        frame = ext.read_frame()
+        started = time.monotonic()
+        assert ext.read_frame(3) == {"type": "call_tool_cancel", "id": frame["id"]}
+        assert 0.9 < time.monotonic() - started < 2
+        late = "zot did not answer the call of read within 1 s"
+        assert called(ext.read_reply()) == ("1", error_result(late), late)
+        ext.send({"type": "tool_result", "id": frame["id"], "content": []})  # dropped
+        no_frame(ext, 0.3)
+        assert ext.shutdown() == 0
+        assert "ignored a tool_result" not in ext.stderr()
+
+
+def test_tool_options_tool_prompt_and_intercepts_that_rewrite(project, jq_env, tmp_path):
+    with_new_handlers(project)
+    with ExtensionProcess(project, data_dir=tmp_path, env=jq_env) as ext:
+        _, frames = ext.handshake()
+        more = next(f for f in frames if f.get("name") == "more")
+        assert more == {
+            "type": "register_tool",
+            "name": "more",
+            "description": "More tools.",
+            "schema": {"type": "object"},
+            "namespace": "files",
+            "namespace_description": "File tools",
+            "namespace_instructions": "Use them.",
+            "deferred": True,
+            "output_schema": {"type": "object"},
+            "exposure": "deferred",
+            "replay": "safe",
+        }
+        subscribe = next(f for f in frames if f["type"] == "subscribe")
+        assert subscribe["intercept"] == [
+            "tool_call",
+            "before_agent_start",
+            "turn_start",
+            "assistant_message",
+        ]
+        result = ext.tool("more", {"name": "n"})
+        assert result["activate_tools"] == ["n", "other"] and not result["is_error"]
+
+        def intercept(event: str, **fields) -> dict:
+            answer = ext.request({"type": "event_intercept", "event": event, **fields})
+            return {k: v for k, v in answer.items() if k not in ("type", "id")}
+
+        assert intercept("turn_start", step=1) == {"block": False}
+        assert intercept("turn_start", step=3) == {"block": True, "reason": "enough"}
+        assert intercept("assistant_message", text="hi") == {
+            "block": False,
+            "replace_text": "hi!",
+        }
+        assert intercept("assistant_message", text="same") == {"block": False}
+        assert intercept("assistant_message", text="secret x") == {
+            "block": True,
+            "reason": "a secret",
+        }
+        assert intercept("assistant_message", text="fail") == {
+            "block": True,
+            "reason": "demo-ext failed: exit status 4",
+        }
+        rewritten = {"block": False, "modified_args": {"path": "safe/notes.txt"}}
+        assert intercept("tool_call", tool_name="read", tool_args={"path": "n"}) == rewritten
+        assert intercept("tool_call", tool_name="write", tool_args={}) == {"block": False}
+        ls = intercept("tool_call", tool_name="bash", tool_args={"command": "ls"})
+        assert ls == {"block": False, "modified_args": {"command": "true"}}
+        refused = intercept("tool_call", tool_name="bash", tool_args={"command": "rm -rf /"})
+        assert refused["block"] is True and "modified_args" not in refused
+
+        answer = ext.command("ask-read", 'read {"path": "a"}')
+        assert answer == {
+            "type": "command_response",
+            "id": answer["id"],
+            "action": "tool_prompt",
+            "tool_name": "read",
+            "tool_args": {"path": "a"},
+            "prompt": "Summarise it.",
+        }
+        assert ext.command("ask-read", "- {}")["error"] == "tool_prompt requires a name and prompt"
+        assert (
+            ext.command("ask-read", "read 7")["error"] == "tool_prompt args must be a JSON object"
+        )
+        assert ext.shutdown() == 0
+        log = ext.stderr()
+    assert 'ext_modify_args: not sent, the arguments must be a JSON object: ["not"' in log
+
+
+@pytest.mark.parametrize(
+    ("option", "wrong", "wanted"),
+    [
+        (
+            "--exposure deferred",
+            "--exposure hidden",
+            'tool more: exposure "hidden" must be one of direct,',
+        ),
+        (
+            "--replay safe",
+            "--replay twice",
+            'tool more: replay "twice" must be one of never, safe,',
+        ),
+        ("--deferred", "--defer", "unknown option --defer"),
+    ],
+)
+def test_a_wrong_tool_option_ends_the_extension_before_hello(project, option, wrong, wanted):
+    with_new_handlers(project)
+    edit(project / "main.sh", option, wrong)
+    result = subprocess.run(
+        ["./main.sh"], check=False, cwd=project, capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 1 and result.stdout == "", result
+    assert wanted in result.stderr and result.stderr.startswith("[demo-ext] "), result.stderr
+
+
+def test_the_unit_test_helpers_answer_zots_tools_and_show_the_frames(project, jq_env):
+    with_new_handlers(project)
+    script = r"""
+        source ./main.sh
+        read_a='{"text": "read {\"path\": \"a\"}"}'
+        ext_test_frames tool demo_ext "$read_a"
+        NEWER_HOST=1
+        ext_test_frames tool demo_ext "$read_a"
+        ext_test_zot_tool --truncated read 'line 1'
+        ext_test_zot_tool --json bash '{"content": [{"type": "text", "text": "no"}], "is_error": true}'
+        ext_test_frames tool demo_ext "$read_a"
+        printf '%s\n' "$(ext_test_tool demo_ext '{"text": "bash {}"}')"
+        ext_test_frames turn_start 3
+        ext_test_frames assistant_message hi
+        ext_test_frames intercept read '{"path": "a"}'
+        ext_test_frames command ask-read 'read {"path": "a"}'
+    """
+    result = run(["bash", "-c", script], project, env=jq_env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    frames = [json.loads(line) for line in lines[:5] + lines[6:]]
+    assert called(frames[0]) == ("1", error_result(TOO_OLD), TOO_OLD)  # zot 0.1.62: none sent
+    no_answer = "this test's zot has no answer for its tool read"
+    call_frame = {"type": "call_tool", "id": "call-1", "name": "read", "args": {"path": "a"}}
+    assert frames[1] == call_frame | {"parent_id": "test"}
+    assert called(frames[2]) == ("1", error_result(no_answer), no_answer)
+    assert frames[3] == frames[1]
+    cut = [{"type": "text", "text": "line 1"}, {"type": "text", "text": CUT}]
+    assert called(frames[4]) == (
+        "0",
+        {"content": cut, "is_error": False, "truncated": True},
+        f"line 1\n{CUT}",
+    )
+    assert lines[5] == "1\x1f" + json.dumps(error_result("no"), separators=(",", ":")) + "\x1fno"
+    assert [f.get("reason", f.get("replace_text")) for f in frames[5:7]] == ["enough", "hi!"]
+    assert frames[7]["modified_args"] == {"path": "safe/notes.txt"}
+    assert frames[8]["action"] == "tool_prompt" and frames[8]["tool_args"] == {"path": "a"}
 
 
 # -- start-up, stop, the guard's limits, processes, appends, NUL ----------------

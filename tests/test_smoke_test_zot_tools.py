@@ -9,9 +9,11 @@ hand, so that each of zot's rules can be broken on purpose.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
+import pexpect
 import pytest
 from conftest import ROOT, run
 
@@ -205,3 +207,42 @@ def test_smoke_json_answers_are_checked(tmp_path):
     got = checks(project(tmp_path, smoke))
     assert got["smoke.json"]["status"] == "fail"
     assert 'zot_tools: "read": unknown key "is_eror"' in got["smoke.json"]["detail"]
+
+
+def test_interactive_asks_for_an_answer_smoke_json_lacks_and_saves_it(tmp_path):
+    folder = project(tmp_path, {"tools": []})
+    child = pexpect.spawn(
+        str(folder / "smoke-test"),
+        ["--interactive"],
+        cwd=str(folder),
+        env={**os.environ, "TERM": "xterm", "NO_COLOR": "1"},
+        dimensions=(50, 160),
+        encoding="utf-8",
+        timeout=20,
+    )
+    try:
+        child.expect("zot> ")
+        child.send('tool first_line {"path": "notes.md"}\r')
+        child.expect('call_tool read {"path": "notes.md"}: zot runs it')
+        child.expect("read answers> ")
+        child.send('{"text": "x", "is_eror": true}\r')  # a typo: asked again
+        child.expect('unknown key "is_eror"')
+        child.expect("read answers> ")
+        child.send("# Notes\r")
+        child.expect("# Notes")
+        child.expect("zot> ")
+        child.send('tool first_line {"path": "other.md"}\r')  # the answer is kept
+        child.expect("zot> ")
+        child.send("save\r")
+        child.expect("saved 2 cases")
+        child.send("quit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    saved = json.loads((folder / "smoke.json").read_text())
+    assert saved["zot_tools"] == {"read": "# Notes"}
+    assert [case["expect"]["text"] for case in saved["tools"]] == ["# Notes", "# Notes"]
+    replayed = checks(folder)[
+        'smoke.json: tool first_line {"path": "other.md"} → is_error false, text "# Notes"'
+    ]
+    assert replayed["status"] == "pass", replayed

@@ -409,7 +409,7 @@ def test_a_cancelled_call_aborts_its_signal_and_gets_no_result(projects, tmp_pat
     build(project)
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
         hello, _ = ext.handshake()
-        assert hello["capabilities"] == ["tools", "tool_cancel"]
+        assert hello["capabilities"] == ["tools", "tool_cancel", "call_tool"]
         ext.send({"type": "tool_call", "id": "w1", "name": TOOL, "args": {"text": "wait"}})
         ext.send({"type": "tool_cancel", "id": "w1"})
         ext.send({"type": "tool_cancel", "id": "w1"})  # no longer running: ignored
@@ -418,6 +418,61 @@ def test_a_cancelled_call_aborts_its_signal_and_gets_no_result(projects, tmp_pat
             pytest.fail(f"a cancelled call was answered: {ext.read_frame(timeout=0.5)}")
         assert ext.shutdown() == 0
         assert "aborted: true" in ext.stderr()
+
+
+def test_a_tool_that_calls_zots_read_tool(projects, tmp_path):
+    """callTool on the wire: call_tool with the tool call as its parent, the
+    answer routed back while other requests go on, cancelled with its call;
+    on zot 0.1.62 an error result at once and no call_tool."""
+    project = projects.fresh_copy(tmp_path, "typescript", ["tools"])
+    handler = project / "src" / "extension.ts"
+    anchor = "  return uppercase ? text.toUpperCase() : text;"
+    read = (
+        '  if (text.startsWith("read ")) {\n'
+        '    return await ext.callTool("read", { path: text.slice(5) });\n'
+        "  }\n"
+    )
+    source = handler.read_text()
+    assert anchor in source and "): Promise<string> {" in source
+    source = source.replace(anchor, read + anchor)
+    source = source.replace("): Promise<string> {", "): Promise<ToolOutput> {")
+    handler.write_text('import type { ToolOutput } from "../zot/runtime.js";\n' + source)
+    build(project)
+    cut = {"type": "text", "text": "[zot cut this result: over 256 KiB]"}
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        ext.send({"type": "tool_call", "id": "r1", "name": TOOL, "args": {"text": "read a.txt"}})
+        assert ext.read_frame() == {
+            "type": "call_tool",
+            "id": "call-1",
+            "name": "read",
+            "args": {"path": "a.txt"},
+            "parent_id": "r1",
+        }
+        assert ext.tool(TOOL, {"text": "next"})["content"][0]["text"] == "next"
+        text = {"type": "text", "text": "A"}
+        ext.send({"type": "tool_result", "id": "call-1", "content": [text], "truncated": True})
+        assert ext.read_frame() == {
+            "type": "tool_result",
+            "id": "r1",
+            "content": [text, cut],
+            "is_error": False,
+        }
+        ext.send({"type": "tool_call", "id": "r2", "name": TOOL, "args": {"text": "read b"}})
+        assert ext.read_frame()["id"] == "call-2"
+        ext.send({"type": "tool_cancel", "id": "r2"})
+        assert ext.read_frame() == {"type": "call_tool_cancel", "id": "call-2"}
+        ext.send({"type": "tool_result", "id": "call-2", "content": [], "is_error": True})
+        assert ext.shutdown() == 0
+        assert "tool_result" not in ext.stderr()  # the late answer is dropped quietly
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.read_frame()  # hello
+        ext.send({"type": "hello_ack", "protocol_version": 1, "data_dir": str(tmp_path)})
+        ext.read_until("ready")
+        old = "cannot call read: this zot is too old to run its tools for extensions (update zot)"
+        reply = ext.tool(TOOL, {"text": "read a.txt"})  # the next frame: no call_tool
+        assert reply["content"] == [{"type": "text", "text": old}] and reply["is_error"]
+        assert ext.shutdown() == 0
 
 
 def test_rich_results_and_tool_options_on_the_wire(projects, tmp_path):
@@ -438,7 +493,7 @@ def test_rich_results_and_tool_options_on_the_wire(projects, tmp_path):
     build(project)
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
         hello, frames = ext.handshake()
-        assert hello["capabilities"] == ["tools", "panels", "tool_cancel"]
+        assert hello["capabilities"] == ["tools", "panels", "tool_cancel", "call_tool"]
         tools = {frame["name"]: frame for frame in frames if frame["type"] == "register_tool"}
         assert set(tools[TOOL]) == {"type", "name", "description", "schema"}
         assert tools["demo_ext_confirm"]["interactive"] is True
@@ -485,7 +540,7 @@ def test_failing_panel_and_prompt_handlers_are_logged_and_not_fatal(projects, tm
     build(project)
     with ExtensionProcess(project, data_dir=tmp_path) as ext:
         hello, _ = ext.handshake()
-        assert hello["capabilities"] == ["commands", "events", "panels"]
+        assert hello["capabilities"] == ["commands", "events", "panels", "call_tool"]
         panel = ext.command("demo-ext-pick", "")["open_panel"]["id"]
         ext.send({"type": "panel_key", "panel_id": panel, "key": "tab"})
         ext.send({"type": "panel_key", "panel_id": panel, "key": "down"})

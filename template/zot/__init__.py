@@ -8,10 +8,12 @@ commands.
 
 from .runtime import (
     Answer,
+    AssistantMessageDecision,
     Event,
     Extension,
     HostInfo,
     InvalidArguments,
+    ToolCallDecision,
     ToolResult,
     display,
     error,
@@ -21,15 +23,18 @@ from .runtime import (
     prompt,
     run,
     text_block,
+    tool_prompt,
     tool_result,
 )
 
 __all__ = [
     "Answer",
+    "AssistantMessageDecision",
     "Event",
     "Extension",
     "HostInfo",
     "InvalidArguments",
+    "ToolCallDecision",
     "ToolResult",
     "display",
     "error",
@@ -39,5 +44,6 @@ __all__ = [
     "prompt",
     "run",
     "text_block",
+    "tool_prompt",
     "tool_result",
 ]

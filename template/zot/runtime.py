@@ -24,6 +24,9 @@ leaves running in the background inherit it), and on shutdown or the end of
 stdin each process that carries this run's value is stopped. A program meant
 to outlive the extension is started without it: env -u ZOT_EXT_RUN setsid
 PROGRAM. run() starts a program for a tool call that tool_cancel stops.
+
+A handler runs one of zot's own tools (read, bash, ...) with ext.call_tool:
+the read loop hands zot's answer to the waiting handler (newer hosts only).
 """
 
 from __future__ import annotations
@@ -98,7 +101,14 @@ def error(text: str) -> dict:
 
 
 class ToolResult(dict):
-    """A tool's whole answer (see tool_result); a tool may return a str instead."""
+    """A tool's whole answer (see tool_result); a tool may return a str instead.
+    ext.call_tool returns zot's answer as one."""
+
+    @property
+    def text(self) -> str:
+        """The text of its text blocks, one after the other."""
+        blocks = self.get("content") or []
+        return "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
 
 
 def text_block(text: str) -> dict:
@@ -120,15 +130,57 @@ def image_block(data: bytes, mime_type: str) -> dict:
 
 
 def tool_result(
-    *content: str | dict, structured_content: Any = None, is_error: bool = False
+    *content: str | dict,
+    structured_content: Any = None,
+    is_error: bool = False,
+    activate_tools: Iterable[str] = (),
 ) -> ToolResult:
-    """A tool's answer: content blocks (a str is a text block), is_error, and
-    structured_content, the JSON value the tool's output_schema describes."""
+    """A tool's answer: content blocks (a str is a text block), is_error,
+    structured_content, the JSON value the tool's output_schema describes,
+    and activate_tools, deferred tools zot then shows to the model."""
     blocks = [text_block(b) if isinstance(b, str) else b for b in content]
     result = ToolResult(content=blocks, is_error=is_error)
     if structured_content is not None:
         result["structured_content"] = structured_content
+    if activate_tools:
+        result["activate_tools"] = list(activate_tools)
     return result
+
+
+def tool_prompt(tool_name: str, tool_args: dict, text: str) -> dict:
+    """A command answer that has zot run its tool TOOL_NAME with TOOL_ARGS,
+    then send TEXT to the model (newer hosts; zot 0.1.62 gets TEXT alone)."""
+    if not (
+        isinstance(tool_name, str) and tool_name and isinstance(text, str) and text
+    ):
+        return error("tool_prompt requires a name and prompt")
+    if not isinstance(tool_args, dict):
+        return error("tool_prompt args must be a JSON object")
+    fields = {"tool_name": tool_name, "tool_args": tool_args, "prompt": text}
+    return {"action": "tool_prompt", **fields}
+
+
+# --- Intercept decisions ------------------------------------------------------
+
+
+class ToolCallDecision:
+    """A tool_call intercept's whole answer: BLOCK refuses the call (the
+    model reads REASON), MODIFIED_ARGS (a dict) replaces its arguments."""
+
+    def __init__(
+        self, block: bool = False, reason: str = "", modified_args: dict | None = None
+    ) -> None:
+        self.block, self.reason, self.modified_args = block, reason, modified_args
+
+
+class AssistantMessageDecision:
+    """An assistant_message intercept's whole answer: BLOCK hides the text,
+    REPLACE_TEXT is what the user sees instead."""
+
+    def __init__(
+        self, block: bool = False, reason: str = "", replace_text: str = ""
+    ) -> None:
+        self.block, self.reason, self.replace_text = block, reason, replace_text
 
 
 class Answer:
@@ -171,8 +223,9 @@ class _Call(Event):
     """A tool call's `cancelled`: the processes run() starts for the call
     carry ZOT_EXT_RUN=<RUN>/<number>, so tool_cancel finds them all."""
 
-    def __init__(self, number: int) -> None:
+    def __init__(self, number: int, call_id: str) -> None:
         super().__init__()
+        self.id = call_id  # zot's id of the call: call_tool's parent_id
         self.mark = f"{RUN}/{number}"
         self.ran = False  # whether run() started a process for the call
 
@@ -234,15 +287,19 @@ class Extension:
         self._commands: dict = {}
         self._tools: dict = {}
         self._events: dict = {}
-        self._guard: Callable[[Any, Any], str | None] | None = None
-        self._prompt: Callable[[dict], str | None] | None = None
+        self._intercepts: dict = {}  # event (one of INTERCEPTS) -> handler
         self._on_hello: Callable[[dict], None] | None = None
         self._opens_panels = False
         self._panels: dict = {}  # open panel id -> (on_key, on_close)
         self._calls: dict = {}  # running tool call id -> its cancellation (_Call)
         self._calls_made = 0
         self._calls_lock = threading.Lock()
-        self._local = threading.local()  # a worker's after_reply callbacks
+        self._host_calls: dict = {}  # call_tool id -> the queue of zot's answer
+        self._dropped: set = set()  # call_tool ids whose answer nobody waits for
+        self._host_calls_made = 0
+        self._stopped = False  # zot has stopped: no call_tool gets an answer
+        self._reader: int | None = None  # the read loop's thread
+        self._local = threading.local()  # a worker's after_reply, its tool call
         self._write_lock = threading.Lock()
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
         self._workers = threading.Condition()
@@ -283,6 +340,12 @@ class Extension:
         *,
         interactive: bool = False,
         output_schema: dict | None = None,
+        namespace: str = "",
+        namespace_description: str = "",
+        namespace_instructions: str = "",
+        exposure: str = "",
+        deferred: bool = False,
+        replay: str = "",
     ) -> Callable:
         """Decorator: handler(args) or handler(args, cancelled) is a tool the
         model calls; it returns a str, a tool_result(...) or any JSON value.
@@ -294,12 +357,35 @@ class Extension:
         when zot gives up on the call: no result is sent after that.
         INTERACTIVE tools may open panels and wait for the user (no time
         limit); OUTPUT_SCHEMA describes the result's structured_content.
+
+        Newer hosts read the rest (zot 0.1.62 ignores them): NAMESPACE (with
+        its NAMESPACE_DESCRIPTION and NAMESPACE_INSTRUCTIONS) groups tools,
+        EXPOSURE is one of EXPOSURES, DEFERRED tools reach the model once a
+        result's activate_tools names them, REPLAY (one of REPLAYS) tells
+        `zot continuous` whether the call may run again. A value outside
+        those lists raises ValueError here, before anything is sent.
         """
+        for option, value, allowed in (
+            ("exposure", exposure, EXPOSURES),
+            ("replay", replay, REPLAYS),
+        ):
+            if value and value not in allowed:
+                one_of = ", ".join(allowed)
+                raise ValueError(
+                    f'tool {name}: {option} "{value}" must be one of {one_of}'
+                )
         fields: dict = {"name": name, "description": description, "schema": schema}
-        if interactive:
-            fields["interactive"] = True
-        if output_schema is not None:
-            fields["output_schema"] = output_schema
+        options = {
+            "interactive": interactive,
+            "output_schema": output_schema,
+            "namespace": namespace,
+            "namespace_description": namespace_description,
+            "namespace_instructions": namespace_instructions,
+            "exposure": exposure,
+            "deferred": deferred,
+            "replay": replay,
+        }
+        fields.update((key, value) for key, value in options.items() if value)
 
         def register(handler: Callable) -> Callable:
             self._tools[name] = (fields, handler, _takes_two(handler))
@@ -319,12 +405,28 @@ class Extension:
         return register
 
     def intercept_tool_call(
-        self, handler: Callable[[Any, Any], str | None]
+        self, handler: Callable[[Any, Any], str | ToolCallDecision | None]
     ) -> Callable:
         """Decorator: handler(tool_name, tool_args) returns why a tool call
-        must be refused, or None to let it run. zot waits for it (5 s at most,
-        then allows the call), so keep it fast."""
-        self._guard = handler
+        must be refused, or None to let it run, or a ToolCallDecision (to
+        run it with modified_args). zot waits for it (5 s at most, then
+        allows the call), so keep it fast."""
+        self._intercepts["tool_call"] = handler
+        return handler
+
+    def intercept_turn_start(self, handler: Callable[[int], str | None]) -> Callable:
+        """Decorator: handler(step) returns why the agent's turn must not
+        start (zot aborts it), or None to let it start. 5 s at most."""
+        self._intercepts["turn_start"] = handler
+        return handler
+
+    def intercept_assistant_message(
+        self, handler: Callable[[str], str | AssistantMessageDecision | None]
+    ) -> Callable:
+        """Decorator: handler(text) returns None to show the model's message
+        as is, a str to show instead, or an AssistantMessageDecision (block
+        hides it). 5 s at most."""
+        self._intercepts["assistant_message"] = handler
         return handler
 
     def on_hello(self, handler: Callable[[HostInfo], None]) -> Callable:
@@ -340,7 +442,7 @@ class Extension:
         """Decorator: handler(frame) returns the system prompt to use for the
         next run of the agent (at most 1 MiB), or None to keep frame's
         "system_prompt". Newer hosts only; zot waits 5 s at most."""
-        self._prompt = handler
+        self._intercepts["before_agent_start"] = handler
         return handler
 
     def log(self, message: str) -> None:
@@ -376,6 +478,95 @@ class Extension:
             return False
         self.log(f"sent no {kind} frame: zot 0.1.62 and older do not take it")
         return True
+
+    # --- Calling zot's tools ---------------------------------------------
+
+    def call_tool(
+        self, name: str, args: dict, cancelled: Event | None = None
+    ) -> ToolResult:
+        """Run zot's tool NAME (read, bash, ...) with ARGS and wait for its
+        result, which says is_error when zot refused or the tool failed.
+
+        Inside a tool handler the call is made for the tool call (its
+        parent): pass the handler's CANCELLED from another thread. When
+        CANCELLED or the tool call's cancellation is set, the call is
+        cancelled and returns at once. zot 0.1.62 runs no tools for
+        extensions: the result is an error, and nothing is sent."""
+        if not (isinstance(name, str) and name and isinstance(args, dict)):
+            return tool_result(BAD_CALL, is_error=True)
+        if "call_tool" not in (self.host.capabilities or []):
+            too_old = "this zot is too old to run its tools for extensions"
+            return tool_result(
+                f"cannot call {name}: {too_old} (update zot)", is_error=True
+            )
+        if threading.get_ident() == self._reader:  # zot's answer would wait
+            why = "event and panel handlers run on the read loop: use a thread"
+            return tool_result(f"cannot call {name} here: {why}", is_error=True)
+        parent = cancelled if isinstance(cancelled, _Call) else None
+        parent = parent or getattr(self._local, "call", None)
+        watched = [event for event in (cancelled, parent) if event is not None]
+        answer: queue.SimpleQueue = queue.SimpleQueue()
+        with self._calls_lock:
+            self._host_calls_made += 1
+            call_id, stopped = f"call-{self._host_calls_made}", self._stopped
+            if not stopped:
+                self._host_calls[call_id] = answer
+        frame = {"type": "call_tool", "id": call_id, "name": name, "args": args}
+        if parent is not None:
+            frame["parent_id"] = parent.id
+        if stopped:
+            answer.put(None)
+        else:
+            self.send(frame)
+        import time  # here, not at the top: start-up counts
+
+        deadline = time.monotonic() + CALL_TOOL_SECONDS
+        while True:
+            try:
+                reply = answer.get(timeout=0.05)
+                break
+            except queue.Empty:
+                pass
+            if any(event.is_set() for event in watched):
+                why = f"the call of {name} was cancelled"
+            elif time.monotonic() >= deadline:
+                why = f"zot did not answer the call of {name} within"
+                why += f" {CALL_TOOL_SECONDS:g} s"
+            else:
+                continue
+            with self._calls_lock:  # unless the read loop has just taken it
+                waiting = self._host_calls.pop(call_id, None) is not None
+                if waiting:
+                    self._dropped.add(call_id)  # its answer may still come
+            if waiting:
+                self.send({"type": "call_tool_cancel", "id": call_id})
+                return tool_result(why, is_error=True)
+        if reply is None:
+            return tool_result(
+                f"zot stopped before answering the call of {name}", is_error=True
+            )
+        return _host_result(reply)
+
+    def _on_host_result(self, frame: dict) -> None:
+        """tool_result from zot: the answer to one of call_tool's calls."""
+        call_id = _string(frame.get("id"))
+        with self._calls_lock:
+            answer = self._host_calls.pop(call_id, None)
+            dropped = call_id in self._dropped  # cancelled: dropped quietly
+            self._dropped.discard(call_id)
+        if answer is not None:
+            answer.put(frame)
+        elif not dropped:
+            call_id = frame.get("id")
+            self.log(f"ignored a tool_result for no call in flight: {call_id!r}")
+
+    def _stop_host_calls(self) -> None:
+        """zot has stopped: no call waits for an answer any more."""
+        with self._calls_lock:
+            self._stopped = True
+            answers, self._host_calls = list(self._host_calls.values()), {}
+        for answer in answers:
+            answer.put(None)
 
     def after_reply(self, callback: Callable, *args: Any) -> None:
         """Call CALLBACK(*ARGS) once the request being handled is answered
@@ -460,9 +651,10 @@ class Extension:
         flags = [
             ("commands", self._commands),
             ("tools", self._tools),
-            ("events", self._events or self._guard or self._prompt),
+            ("events", self._events or self._intercepts),
             ("panels", self._opens_panels),
             ("tool_cancel", self._tools),  # zot sends tool_cancel only if listed
+            ("call_tool", True),  # zot runs call_tool only if listed
         ]
         return [name for name, used in flags if used]
 
@@ -474,9 +666,8 @@ class Extension:
         ]
         for fields, _, _ in self._tools.values():
             frames.append({"type": "register_tool", **fields})
-        if self._events or self._guard or self._prompt:
-            intercept = ["tool_call"] if self._guard else []
-            intercept += ["before_agent_start"] if self._prompt else []
+        if self._events or self._intercepts:
+            intercept = [event for event in INTERCEPTS if event in self._intercepts]
             events = list(self._events)
             frames.append(
                 {"type": "subscribe", "events": events, "intercept": intercept}
@@ -489,6 +680,11 @@ class Extension:
         if name not in self._commands:
             return {"type": "command_response", "error": f"unknown command: /{name}"}
         reply = self._commands[name][1](args if isinstance(args, str) else "")
+        if reply.get("action") == "tool_prompt" and not self.newer_host:
+            reply = prompt(reply.get("prompt", ""))
+            self.log(
+                "zot 0.1.62 cannot run a tool from a command: sent the prompt alone"
+            )
         return {"type": "command_response", **reply}
 
     def _on_tool_call(self, frame: dict) -> dict:
@@ -506,38 +702,62 @@ class Extension:
                 "invalid arguments: " + "; ".join(found), is_error=True
             )
             return {"type": "tool_result", **result}
+        call = self._calls.get(frame["id"]) or _Call(0, frame["id"])
+        self._local.call = call  # the parent of the calls of call_tool it makes
         try:
-            if takes_two:
-                result = handler(args, self._calls.get(frame["id"]) or Event())
-            else:
-                result = handler(args)
+            result = handler(args, call) if takes_two else handler(args)
         except InvalidArguments as err:
             result = tool_result(f"invalid arguments: {err}", is_error=True)
+        finally:
+            self._local.call = None
         if not isinstance(result, ToolResult):
             result = tool_result(
                 result if isinstance(result, str) else json.dumps(result)
             )
-        return {"type": "tool_result", **result}
+        # zot's answer to call_tool passed on as is: zot takes no "truncated".
+        fields = {key: value for key, value in result.items() if key != "truncated"}
+        return {"type": "tool_result", **fields}
 
     def _on_intercept(self, frame: dict) -> dict:
         event = frame.get("event")
-        if event == "before_agent_start" and self._prompt:
-            reply = {"type": "event_intercept_response"}
+        handler = self._intercepts.get(event) if isinstance(event, str) else None
+        reply: dict = {"type": "event_intercept_response"}
+        if event == "before_agent_start" and handler:
             try:
-                system_prompt = self._prompt(frame)
+                system_prompt = handler(frame)
             except Exception as err:  # noqa: BLE001 - keep zot's prompt
                 self.log(f"before_agent_start handler failed: {err!r}")
                 system_prompt = None
             if isinstance(system_prompt, str):
                 reply["system_prompt"] = system_prompt
             return reply  # never block: zot does not honour it here
-        reason = None
-        if self._guard and event == "tool_call":
-            reason = self._guard(frame.get("tool_name"), frame.get("tool_args"))
-        if reason:
-            self.log(f"blocked: {reason}")
-            return {"type": "event_intercept_response", "block": True, "reason": reason}
-        return {"type": "event_intercept_response", "block": False}
+        decision = None
+        if event == "tool_call" and handler:
+            decision = handler(frame.get("tool_name"), frame.get("tool_args"))
+        elif event == "turn_start" and handler:
+            step = frame.get("step")
+            decision = handler(step if type(step) is int else 0)
+        elif event == "assistant_message" and handler:
+            text = _string(frame.get("text"))
+            decision = handler(text)
+            if isinstance(decision, str):
+                decision = AssistantMessageDecision(replace_text=decision)
+            replace = getattr(decision, "replace_text", "")
+            if isinstance(replace, str) and replace not in ("", text):
+                reply["replace_text"] = replace  # removed below if it blocks
+        if isinstance(decision, str):
+            decision = ToolCallDecision(bool(decision), decision)
+        if getattr(decision, "block", False):
+            reason = _string(decision.reason)
+            self.log(f"blocked {event}: {reason}")
+            return {"type": reply["type"], "block": True, "reason": reason}
+        modified = getattr(decision, "modified_args", None)
+        if isinstance(modified, dict):
+            reply["modified_args"] = modified
+        elif modified is not None:
+            kind = type(modified).__name__
+            self.log(f"sent no modified_args: a {kind}, not a JSON object (a dict)")
+        return {**reply, "block": False}
 
     def _crash_reply(self, frame: dict, err: Exception) -> dict:
         """If a handler crashes, answer anyway so zot is never left waiting."""
@@ -640,7 +860,7 @@ class Extension:
     def _serve(self, lines: Iterable[bytes], out: TextIO) -> None:
         """Say hello on OUT and answer the frames in LINES until shutdown or
         their end (zot.testing serves a test's fake zot this way)."""
-        self._out = out
+        self._out, self._reader = out, threading.get_ident()
         requests = {
             "command_invoked": self._on_command,
             "tool_call": self._on_tool_call,
@@ -686,8 +906,9 @@ class Extension:
                     continue
                 if kind == "tool_call":
                     self._calls_made += 1
+                    call = _Call(self._calls_made, frame["id"])
                     with self._calls_lock:
-                        self._calls[frame["id"]] = _Call(self._calls_made)
+                        self._calls[frame["id"]] = call
                 self._start(requests[kind], frame)
             elif kind == "event" and _string(frame.get("event")) in self._events:
                 try:
@@ -698,11 +919,14 @@ class Extension:
                 self._on_panel(frame)
             elif kind == "tool_cancel":
                 self._cancel(frame)
+            elif kind == "tool_result":
+                self._on_host_result(frame)
             elif kind == "shutdown":
                 self.send({"type": "shutdown_ack"})
                 break
             elif kind != "panel_resize":  # panels here do not depend on the size
                 self.log(f"ignored a frame of type {kind!r}")
+        self._stop_host_calls()
 
     def _hello(self) -> None:
         try:
@@ -719,6 +943,31 @@ class Extension:
 
 # zot disconnects an extension that writes a line of this many bytes or more.
 MAX_LINE = 4 * 1024 * 1024
+
+# The intercepts zot honours, in the order subscribe lists them.
+INTERCEPTS = ["tool_call", "before_agent_start", "turn_start", "assistant_message"]
+# register_tool's exposure and replay values (newer hosts refuse others).
+EXPOSURES = ("direct", "codemode", "deferred", "model-only")
+REPLAYS = ("never", "safe", "idempotent", "reconcile")
+
+# call_tool: how long a call waits for zot, which gives up after 60 s too,
+# and the host's words for a call it cannot make.
+CALL_TOOL_SECONDS = 60.0
+BAD_CALL = "call_tool requires a name and JSON object args"
+
+
+def _host_result(frame: dict) -> ToolResult:
+    """zot's answer to call_tool as a ToolResult; odd fields read as empty.
+    A result zot cut (over 256 KiB) says so in a last text block."""
+    content = frame.get("content")
+    result = ToolResult(
+        content=list(content) if isinstance(content, list) else [],
+        is_error=frame.get("is_error") is True,
+    )
+    if frame.get("truncated") is True:
+        result["content"].append(text_block("[zot cut this result: over 256 KiB]"))
+        result["truncated"] = True
+    return result
 
 
 def _over_the_limit(frame: dict, size: int) -> dict:

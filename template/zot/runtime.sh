@@ -12,8 +12,9 @@
 # in a background subshell, so a slow tool holds up nothing; it prints into a
 # file of its own and passes the file's name on. An awk and a second jq
 # (zot/jq/writer.jq) turn those into frames: the only writer of stdout. A handler
-# that opens a panel gets its keys through a FIFO of its own. Every process
-# started carries ZOT_EXT_RUN, by which the end finds what is left.
+# that opens a panel gets its keys through a FIFO of its own, and one that
+# calls zot's tools (ext_call_tool) zot's answers. Every process started
+# carries ZOT_EXT_RUN, by which the end finds what is left.
 
 EXT_NAME=extension
 EXT_VERSION=0.0.0
@@ -22,6 +23,7 @@ EXT_VERSION=0.0.0
 DATA_DIR=$PWD       # zot's data folder for this extension (hello_ack.data_dir)
 HOST_CWD=$PWD       # the user's project folder (hello_ack.cwd)
 NEWER_HOST=''       # 1 when hello_ack lists capabilities (zot newer than 0.1.62)
+HOST_CALL_TOOL=''   # 1 when hello_ack lists call_tool: zot runs its tools for ext_call_tool
 HOST_ZOT_VERSION='' # hello_ack.zot_version
 HOST_PROVIDER=''    # hello_ack.provider
 HOST_MODEL=''       # hello_ack.model
@@ -39,7 +41,9 @@ _ext_schemas=()
 _ext_events=()
 declare -A _ext_event_fns=()
 _ext_intercept=''
-_ext_prompt='' # the before_agent_start function
+_ext_prompt=''  # the before_agent_start function
+_ext_turn=''    # the turn_start function
+_ext_message='' # the assistant_message function
 _ext_uses_panels=''
 declare -A _ext_calls=()  # running tool calls: id (JSON) -> "SUBSHELL N"
 declare -A _ext_panels=() # in a handler: the panels it has open
@@ -49,6 +53,10 @@ _ext_verdicts=''          # and its answers
 _ext_asked=0              # bash calls asked about so far
 _ext_spawned=0            # requests so far: the N of ZOT_EXT_RUN=RUN/N
 _ext_run=''               # ZOT_EXT_RUN's value: this process's id and a random one
+_ext_call_limit=60        # seconds zot has to answer ext_call_tool
+_ext_called=0             # in a handler: its calls of zot's tools so far
+# For unit tests: zot's tools' answers (ext_test_zot_tool), by name.
+declare -A _ext_test_tools=()
 
 # Logs to stderr, which zot writes to its ext-NAME.log.
 log() {
@@ -87,24 +95,59 @@ ext_command() {
 	_ext_frames+=",\"description\":$REPLY}"$'\n'
 }
 
-# ext_tool [--interactive] [--output-schema SCHEMA] NAME DESCRIPTION SCHEMA
-# ARGS_JQ FUNCTION: a tool the model calls. SCHEMA is JSON text; ARGS_JQ a jq
-# expression on the arguments whose values become FUNCTION's parameters.
-# --interactive: the tool may open panels and wait for the user (zot sets
-# it no time limit); --output-schema: the JSON Schema of its ext_structured.
+# ext_tool [OPTION...] NAME DESCRIPTION SCHEMA ARGS_JQ FUNCTION: a tool the
+# model calls. SCHEMA is JSON text; ARGS_JQ a jq expression on the arguments
+# whose values become FUNCTION's parameters. The options (newer zot; 0.1.62
+# ignores them):
+#   --interactive             the tool may open panels and wait for the user
+#                             (zot sets it no time limit)
+#   --output-schema SCHEMA    the JSON Schema of its ext_structured
+#   --namespace NS, --namespace-description TEXT, --namespace-instructions TEXT
+#                             the group zot shows the tool in, and what it says
+#                             about the group
+#   --exposure E              direct, codemode, deferred or model-only
+#   --deferred                the model sees the tool once a result names it
+#                             (ext_activate_tools)
+#   --replay R                never, safe, idempotent or reconcile: whether
+#                             `zot continuous` may run a call again
+# A wrong option or value is logged and ends the extension (status 1), before
+# hello: zot shows the log.
 ext_tool() {
-	local options=''
+	local options='' exposure='' replay='' key
 	while [[ $1 == --* ]]; do
 		case $1 in
 		--interactive) options+=',"interactive":true' _ext_uses_panels=1 ;;
+		--deferred) options+=',"deferred":true' ;;
 		--output-schema)
 			options+=",\"output_schema\":${2//[$'\n\r\t']/ }"
 			_ext_schemas+=("$2")
 			shift
 			;;
+		--namespace | --namespace-description | --namespace-instructions)
+			key=${1#--}
+			_ext_json "$2"
+			[[ -z $2 ]] || options+=",\"${key//-/_}\":$REPLY"
+			shift
+			;;
+		--exposure) exposure=$2 && shift ;;
+		--replay) replay=$2 && shift ;;
+		*)
+			log "ext_tool: unknown option $1"
+			exit 1
+			;;
 		esac
 		shift
 	done
+	case $exposure in
+	'' | direct | codemode | deferred | model-only) ;;
+	*) _ext_bad_option "$1" exposure "$exposure" 'direct, codemode, deferred, model-only' ;;
+	esac
+	case $replay in
+	'' | never | safe | idempotent | reconcile) ;;
+	*) _ext_bad_option "$1" replay "$replay" 'never, safe, idempotent, reconcile' ;;
+	esac
+	[[ -z $exposure ]] || options+=",\"exposure\":\"$exposure\""
+	[[ -z $replay ]] || options+=",\"replay\":\"$replay\""
 	# The arguments must fit the schema before ARGS_JQ reads them.
 	_ext_tool_args+=" elif \$index == ${#_ext_tools[@]} then (fits_schema(${3//[$'\n\r\t']/ }) | $4)"
 	_ext_tools+=("$1")
@@ -117,15 +160,68 @@ ext_tool() {
 	_ext_frames+=",\"description\":$REPLY,\"schema\":${3//[$'\n\r\t']/ }$options}"$'\n'
 }
 
+# Logs that tool $1's option $2 cannot be $3 (it must be one of $4) and ends
+# the extension.
+_ext_bad_option() {
+	_ext_json "$3"
+	log "tool $1: $2 $REPLY must be one of $4"
+	exit 1
+}
+
 # ext_on EVENT FUNCTION: FUNCTION gets each EVENT.
 ext_on() {
 	_ext_events+=("$1")
 	_ext_event_fns[$1]=$2
 }
 
-# ext_intercept_tool_call FUNCTION: FUNCTION decides on each tool call.
+# ext_intercept_tool_call FUNCTION: FUNCTION decides on each tool call. It
+# gets the tool's name ($1), its arguments (JSON, $2) and the guard's verdict
+# ($3) and prints why to refuse the call, or nothing to let it run, maybe
+# with other arguments (ext_modify_args); failing, it refuses the call.
 ext_intercept_tool_call() {
 	_ext_intercept=$1
+}
+
+# ext_modify_args JSON: in the tool_call intercept's function, runs the call
+# with the arguments JSON (a JSON object) instead (print nothing then: a
+# refused call is not rewritten). Anything but a JSON object is logged and
+# not sent: the call runs unchanged (status 0 all the same, so that the
+# function does not fail and refuse the call).
+ext_modify_args() {
+	if [[ ${_ext_handler-} != intercept ]]; then
+		log "ext_modify_args: only the tool_call intercept's function rewrites a call"
+		return 1
+	fi
+	if ! _ext_object "$1"; then
+		log "ext_modify_args: not sent, the arguments must be a JSON object: ${1:0:80}"
+		return 0
+	fi
+	_ext_block args "$REPLY"
+}
+
+# ext_intercept_turn_start FUNCTION: FUNCTION decides on each turn of the
+# agent before it starts: it gets the step ($1, 1 for the first) and prints
+# why to abort the turn, or nothing to let it run; failing, it aborts it.
+ext_intercept_turn_start() {
+	_ext_turn=$1
+}
+
+# ext_intercept_assistant_message FUNCTION: FUNCTION sees each of the
+# model's answers before the user does: it gets the text ($1) and prints
+# the text to show instead, or nothing to show it as is; ext_hide_message
+# hides it. Failing, it hides it.
+ext_intercept_assistant_message() {
+	_ext_message=$1
+}
+
+# ext_hide_message REASON: in the assistant_message intercept's function,
+# hides the answer from the user; REASON says why.
+ext_hide_message() {
+	if [[ ${_ext_handler-} != message ]]; then
+		log "ext_hide_message: only the assistant_message intercept's function hides a message"
+		return 1
+	fi
+	_ext_block hide "$1"
 }
 
 # ext_intercept_before_agent_start FUNCTION: FUNCTION may change the system
@@ -339,6 +435,148 @@ ext_on_cancel() {
 	printf '%s\0' "$@" >"$_ext_dir/cancel.$BASHPID"
 }
 
+# ext_activate_tools NAME...: in a tool's handler, the result shows zot's
+# model the tools NAME... registered with ext_tool --deferred (newer zot).
+ext_activate_tools() {
+	if [[ ${_ext_handler-} != tool ]]; then
+		log "ext_activate_tools: only a tool's result activates tools"
+		return 1
+	fi
+	_ext_list_reply "$@"
+	_ext_block activate "$REPLY"
+}
+
+# ext_tool_prompt TOOL ARGS_JSON TEXT: a command's answer, sent at once (as
+# ext_open_panel's): zot runs its tool TOOL (read, bash, ...) with the
+# arguments ARGS_JSON, a JSON object, then sends TEXT to the model. zot
+# 0.1.62 does not know it: there TEXT goes as the prompt alone (the log says
+# so). With an empty TOOL or TEXT, or ARGS_JSON not a JSON object, the answer
+# is an error, and the status 1.
+ext_tool_prompt() {
+	local answer args
+	if [[ ${_ext_kind-} != command ]]; then
+		log "ext_tool_prompt: only a command's handler answers with it, once"
+		return 1
+	fi
+	if [[ -z $1 || -z $3 ]]; then
+		answer=',"error":"tool_prompt requires a name and prompt"'
+	elif ! _ext_object "$2"; then
+		answer=',"error":"tool_prompt args must be a JSON object"'
+	elif ! zot_newer_host; then
+		log 'zot 0.1.62 cannot run a tool from a command: sent the prompt alone'
+		_ext_json "$3"
+		answer=",\"action\":\"prompt\",\"prompt\":$REPLY"
+	else
+		args=$REPLY
+		_ext_json "$1"
+		answer=",\"action\":\"tool_prompt\",\"tool_name\":$REPLY,\"tool_args\":$args"
+		_ext_json "$3"
+		answer+=",\"prompt\":$REPLY"
+	fi
+	_ext_send "{\"type\":\"command_response\",\"id\":$_ext_id$answer}"
+	_ext_kind=answered
+	exec >&2
+	[[ $answer != ',"error"'* ]]
+}
+
+# ext_call_tool NAME ARGS_JSON: runs zot's tool NAME (read, bash, ...) on the
+# arguments ARGS_JSON, a JSON object, and waits for its result, up to 60 s.
+# Sets REPLY to the result as JSON, {"content":[...],"is_error":BOOL} (when
+# zot cut a result over 256 KiB, with "truncated":true and a last text block
+# that says so), and REPLY_TEXT to its text blocks, a line break between
+# two. Status 0 unless the result is an error. Called in a tool's handler,
+# it runs inside that tool call (zot's parent_id): a tool_cancel for it
+# cancels this call too. Every failure is an error result: zot's refusals
+# in its words, and these: on zot 0.1.62, which cannot run its tools for
+# extensions, at once (nothing is sent); no answer within 60 s; a call from
+# an event handler, which holds up the loop that would pass the answer on.
+ext_call_tool() {
+	local name=$1 id frame status answer left deadline
+	if [[ -z ${_ext_handler-} ]]; then
+		_ext_call_failed "cannot call $name from an event handler, which holds up the read loop that passes zot's answers on: call it from a command's or a tool's handler"
+		log "ext_call_tool: $REPLY_TEXT"
+		return 1
+	fi
+	if [[ -z $HOST_CALL_TOOL ]]; then
+		_ext_call_failed "cannot call $name: this zot is too old to run its tools for extensions (update zot)"
+		return 1
+	fi
+	if [[ -z $name ]] || ! _ext_object "$2"; then
+		_ext_call_failed 'call_tool requires a name and JSON object args'
+		return 1
+	fi
+	frame=",\"args\":$REPLY"
+	[[ ${_ext_parent:-null} == null ]] || frame+=",\"parent_id\":$_ext_parent"
+	_ext_json "$name"
+	frame=",\"name\":$REPLY$frame}"
+	if [[ -n ${_ext_test_zot-} ]]; then
+		_ext_send "{\"type\":\"call_tool\",\"id\":\"call-$((++_ext_called))\"$frame"
+		_ext_test_call "$name"
+		return
+	fi
+	_ext_call_id || {
+		_ext_call_failed "cannot call $name: the runtime's folder is gone"
+		return 1
+	}
+	id=$REPLY
+	_ext_send "{\"type\":\"call_tool\",\"id\":\"$id\"$frame"
+	deadline=$((${EPOCHREALTIME/./} + _ext_call_limit * 1000000))
+	while left=$((deadline - ${EPOCHREALTIME/./})) && ((left > 0)); do
+		printf -v left '%d.%06d' $((left / 1000000)) $((left % 1000000))
+		IFS= read -r -d '' -t "$left" -u "$_ext_results" answer || break
+		if [[ $answer != "$id" ]]; then # for a call given up
+			rm -f "$_ext_dir/$answer.result"
+			continue
+		fi
+		{ IFS= read -r status && IFS= read -r REPLY && IFS= read -r -d '' REPLY_TEXT; } <"$_ext_dir/$id.result"
+		rm -f "$_ext_dir/$id" "$_ext_dir/$id.result"
+		[[ -z $status ]]
+		return
+	done
+	: >"$_ext_dir/$id" # given up: zot's answer, when it comes, is dropped
+	_ext_send "{\"type\":\"call_tool_cancel\",\"id\":\"$id\"}"
+	_ext_call_failed "zot did not answer the call of $name within $_ext_call_limit s"
+	log "ext_call_tool: $REPLY_TEXT"
+	return 1
+}
+
+# Sets REPLY to a new id for a call of zot's tools, call-PID-N, and readies
+# this process to wait for zot's answer: the main loop passes it on (see
+# _ext_call_result) to the process named in the file that has the id's name,
+# through that process's FIFO. Status 1 when the folder is gone.
+_ext_call_id() {
+	local file
+	if [[ ${_ext_results_pid-} != "$BASHPID" ]]; then
+		file=$_ext_dir/answers.$BASHPID
+		[[ -p $file ]] || { rm -f "$file" && mkfifo "$file"; } || return
+		exec {_ext_results}<>"$file"
+		_ext_results_pid=$BASHPID
+	fi
+	# An id is taken by creating its file, with the process and the number of
+	# its request (a tool_cancel for it cancels the call). The file of a call
+	# given up stays, empty, till zot's answer comes: the id is not used again.
+	set -C
+	until REPLY=call-$BASHPID-$((++_ext_called)) &&
+		{ printf '%s %s\n' "$BASHPID" "$_ext_spawned" >"$_ext_dir/$REPLY"; } 2>/dev/null; do
+		[[ -e $_ext_dir/$REPLY ]] || break
+	done
+	set +C
+	[[ -s $_ext_dir/$REPLY ]]
+}
+
+# Sets REPLY to an error result with the text $1, and REPLY_TEXT to $1.
+_ext_call_failed() {
+	REPLY_TEXT=$1
+	_ext_json "$1"
+	REPLY="{\"content\":[{\"type\":\"text\",\"text\":$REPLY}],\"is_error\":true}"
+}
+
+# Sets REPLY to JSON text $1 on one line when it is a JSON object (jq reads
+# it); status 1 when it is not.
+_ext_object() {
+	REPLY=$(jq -nc --arg text "$1" '$text | fromjson | objects' 2>/dev/null) && [[ -n $REPLY ]]
+}
+
 # jq: main.sh's argument checks, as tool_args ({index, args} in).
 # shellcheck disable=SC2016 # $names are jq's
 _ext_tool_args_jq() {
@@ -354,7 +592,42 @@ ext_test_tool() {
 		printf '%s' "$REPLY"
 		return 1
 	}
-	_ext_test_quiet "${_ext_tool_fns[_ext_index]}" "${_ext_values[@]}"
+	_ext_test_quiet tool "${_ext_tool_fns[_ext_index]}" "${_ext_values[@]}"
+}
+
+# For unit tests: what zot's tool NAME answers when a handler calls it
+# (ext_call_tool) in ext_test_tool and ext_test_frames with NEWER_HOST=1:
+#   ext_test_zot_tool [--error] [--truncated] NAME TEXT   a text result
+#   ext_test_zot_tool --json NAME RESULT_JSON   {"text" or "content", "is_error", "truncated"}
+# A tool the test gave no answer for answers with an error. With NEWER_HOST
+# empty the test's zot is 0.1.62, which runs no tools for extensions.
+ext_test_zot_tool() {
+	local error=false truncated=false json=''
+	while [[ $1 == --* ]]; do
+		case $1 in
+		--error) error=true ;;
+		--truncated) truncated=true ;;
+		--json) json=1 ;;
+		esac
+		shift
+	done
+	if [[ -n $json ]]; then
+		_ext_test_tools[$1]=$2
+		return
+	fi
+	_ext_json "$2"
+	_ext_test_tools[$1]="{\"text\":$REPLY,\"is_error\":$error,\"truncated\":$truncated}"
+}
+
+# ext_call_tool's answer in unit tests: REPLY and REPLY_TEXT from
+# ext_test_zot_tool's answer for tool $1, as zot's would come.
+# shellcheck disable=SC2016 # $names are jq's
+_ext_test_call() {
+	local -a fields
+	mapfile -t -d '' fields < <(jq -nj -L "$_ext_lib" --arg name "$1" \
+		--arg answer "${_ext_test_tools[$1]-}" 'include "reader"; test_call_result($name; $answer)')
+	REPLY=${fields[1]-} REPLY_TEXT=${fields[2]-}
+	[[ -z ${fields[0]-} ]]
 }
 
 # Sets _ext_index to tool $1's and _ext_values to its parameters for
@@ -371,12 +644,15 @@ _ext_test_tool_args() {
 	fi
 }
 
-# Runs a handler in a subshell whose frames go nowhere.
+# Runs a handler of kind $1 (tool, intercept) in a subshell whose frames go
+# nowhere. A tool's calls of zot's tools get ext_test_zot_tool's answers.
 _ext_test_quiet() (
 	_ext_dir=$(mktemp -d) || exit
 	trap 'rm -rf "$_ext_dir"' EXIT
 	exec {_ext_out}>/dev/null
-	"$@"
+	_ext_handler=$1 _ext_parent=null _ext_test_zot=1 HOST_CALL_TOOL=${NEWER_HOST:+1}
+	[[ $1 != tool ]] || _ext_parent='"test"'
+	"${@:2}"
 )
 
 # For unit tests: runs the intercept function on a call of tool NAME with
@@ -384,7 +660,7 @@ _ext_test_quiet() (
 # prints its reason to refuse.
 ext_test_intercept() {
 	_ext_test_verdict "$1" "$2"
-	_ext_test_quiet "$_ext_intercept" "$1" "$2" "$REPLY"
+	_ext_test_quiet intercept "$_ext_intercept" "$1" "$2" "$REPLY"
 }
 
 # Sets REPLY to the guard's verdict on a call of tool $1 with arguments $2.
@@ -401,9 +677,13 @@ _ext_test_verdict() {
 #   ext_test_frames tool NAME ARGS_JSON [KEY...]
 #   ext_test_frames intercept TOOL_NAME ARGS_JSON   (the guard)
 #   ext_test_frames prompt FRAME_JSON               (before_agent_start)
+#   ext_test_frames turn_start STEP
+#   ext_test_frames assistant_message TEXT
 # Each KEY answers one ext_panel_key: a key's name (down, enter, ...), a
-# character, or close (zot closes the panel). NEWER_HOST says which zot. The
-# handler's log lines are dropped.
+# character, or close (zot closes the panel). NEWER_HOST says which zot; a
+# newer one answers calls of its tools (call_tool frames, ids call-1,
+# call-2, ...) as ext_test_zot_tool says. The handler's log lines are
+# dropped.
 ext_test_frames() {
 	local kind=$1 function index dir
 	local -a fields=() keys=()
@@ -431,9 +711,12 @@ ext_test_frames() {
 		mapfile -t -d '' fields < <(jq -j '(.system_prompt | strings // ""), (.cwd | strings // ""), tojson
 			| split("\u0000") | join("") + "\u0000"' <<<"$2")
 		;;
+	turn_start) kind=turn function=$_ext_turn fields=("$2") ;;
+	assistant_message) kind=message function=$_ext_message fields=("$2") ;;
 	esac
 	dir=$(mktemp -d) || return
 	local _ext_dir=$dir _ext_out _ext_testing=1 _ext_test_keys=("${keys[@]}")
+	local _ext_test_zot=1 HOST_CALL_TOOL=${NEWER_HOST:+1}
 	exec {_ext_out}>"$dir/frames"
 	_ext_spawn "$kind" '"test"' "$function" "${fields[@]}" 2>/dev/null
 	wait "$!"
@@ -594,12 +877,15 @@ _ext_lines() {
 _ext_reader() {
 	local chars=false probe=é
 	((${#probe} == 1)) && chars=true # read -N counts characters
-	local intercept=false prompt=false
+	local intercept=false prompt=false turn=false message=false
 	[[ -z $_ext_intercept ]] || intercept=true
 	[[ -z $_ext_prompt ]] || prompt=true
+	[[ -z $_ext_turn ]] || turn=true
+	[[ -z $_ext_message ]] || message=true
 	exec jq -nj "$1" --unbuffered "$(_ext_reader_program)" \
 		--arg name "$EXT_NAME" --argjson chars "$chars" \
 		--argjson intercept "$intercept" --argjson prompt "$prompt" \
+		--argjson turn "$turn" --argjson message "$message" \
 		--argjson commands "$(_ext_list "${_ext_commands[@]}")" \
 		--argjson tools "$(_ext_list "${_ext_tools[@]}")" \
 		--argjson events "$(_ext_list "${_ext_events[@]}")"
@@ -761,10 +1047,10 @@ _ext_wrap_sed() {
 }
 
 # Answers in, frames out: "=FRAME" lines pass on, "KIND STATUS FILE" lines
-# become [KIND, ID, STATUS, OUTPUT] for zot/jq/writer.jq (for KIND rich, with the
-# lines of FILE.rich as a fifth), "!ID" lines ["cancelled", ID]. FILE holds
-# the id (JSON) on its first line, then the output and "\n.\n" (the line "."
-# keeps a last newline).
+# become [KIND, ID, STATUS, OUTPUT] for zot/jq/writer.jq (for KIND rich, or
+# one that ends in "+", with the blocks FILE.rich lists as a fifth), "!ID"
+# lines ["cancelled", ID]. FILE holds the id (JSON) on its first line, then
+# the output and "\n.\n" (the line "." keeps a last newline).
 _ext_writer() {
 	_ext_awk "$_EXT_ESCAPE"'
 		/^=/ { printf "%c%s\n", 30, substr($0, 2); fflush(); next }
@@ -777,7 +1063,7 @@ _ext_writer() {
 			# frame file is never used again.
 			if (slurp(file) > 65536 || $1 == "frame") empty(file)
 			printf "\""
-			if ($1 == "rich") {
+			if ($1 == "rich" || $1 ~ /\+$/) {
 				# The result blocks: [KIND, CONTENT], an image with its MIME type.
 				printf ",["
 				n = 0
@@ -833,6 +1119,10 @@ _ext_spawn() {
 _ext_request() {
 	# Globals: a failed expansion in the handler unwinds the locals.
 	_ext_kind=$1 _ext_id=$2 _ext_sent=0 _ext_blocks=0 _ext_hook='' _ext_keys=''
+	# _ext_kind becomes "answered" once the answer is out; _ext_handler stays.
+	_ext_handler=$1 _ext_parent=null _ext_text=''
+	[[ $1 != tool ]] || _ext_parent=$2 # the tool call its calls of zot's tools run in
+	[[ $1 != message ]] || _ext_text=$4
 	_ext_panels=()
 	[[ -z $_ext_run ]] || export ZOT_EXT_RUN=$_ext_run/$_ext_spawned
 	[[ -z $_ext_verdicts ]] || exec {_ext_guard_in}>&- {_ext_verdicts}<&-
@@ -850,22 +1140,40 @@ _ext_done() {
 		ext_close_panel "$id"
 	done
 	[[ -z $_ext_hook ]] || : >"$_ext_dir/cancel.$BASHPID"
+	[[ ${_ext_results_pid-} != "$BASHPID" ]] || rm -f "$_ext_dir/answers.$BASHPID"
 	if (($1 != 0)); then
-		log "the $_ext_kind handler exited with status $1"
+		log "the $_ext_handler handler exited with status $1"
 	fi
 	[[ $_ext_kind == answered ]] || _ext_answer "$1"
 }
 
 # Passes the request's output file to the writer.
 _ext_answer() {
-	local reason=''
-	# The file holds the request's id on its first line, then the reason.
-	if [[ $_ext_kind == intercept && $1 == 0 ]]; then
-		{ read -r _ && IFS= read -r -d '' reason; } <"$_ext_dir/$BASHPID"
-	fi
+	local output=''
+	# The file holds the request's id on its first line, then the output: an
+	# intercept's reason, or an assistant_message's new text.
+	case $_ext_kind in
+	intercept | turn | message)
+		(($1 != 0)) || { read -r _ && IFS= read -r -d '' output; } <"$_ext_dir/$BASHPID"
+		;;
+	esac
 	printf '\n.\n'
-	[[ -z $reason ]] || log "blocked a tool call"
-	((_ext_blocks == 0)) || _ext_kind=rich
+	if [[ -n $output ]]; then
+		case $_ext_kind in
+		intercept) log "blocked a tool call" ;;
+		turn) log "aborted a turn" ;;
+		esac
+	fi
+	# An assistant_message function that printed the text as it was changes nothing.
+	if [[ $_ext_kind == message && $1 == 0 && $output == "$_ext_text" ]] && ((_ext_blocks == 0)); then
+		_ext_kind=shown
+	fi
+	if ((_ext_blocks)); then
+		case $_ext_kind in
+		intercept | message) _ext_kind+=+ ;; # with its blocks
+		*) _ext_kind=rich ;;
+		esac
+	fi
 	printf '%s %d %s\n' "$_ext_kind" "$1" "$_ext_dir/$BASHPID" >&"$_ext_out"
 }
 
@@ -873,7 +1181,7 @@ _ext_answer() {
 # a late result; the writer does not even send one), its panels closed,
 # then its ext_on_cancel command run.
 _ext_cancel() {
-	local id=$1 call=${_ext_calls[$1]-} pid first='' file owner
+	local id=$1 call=${_ext_calls[$1]-} pid first='' file owner n
 	unset '_ext_calls[$id]'
 	pid=${call% *}
 	# The subshell writes the id first: a just started one may not have yet.
@@ -887,6 +1195,12 @@ _ext_cancel() {
 	# What it started and left behind (sh -c 'sleep 9 &'), in the background:
 	# the loop reads on.
 	_ext_stop_run "$_ext_run/${call#* }" &
+	# Its calls of zot's tools, by the number of the request that made them.
+	for file in "$_ext_dir"/call-*; do
+		[[ $file != *.result && -s $file ]] && read -r _ n <"$file" && [[ $n == "${call#* }" ]] || continue
+		: >"$file"
+		_ext_send "{\"type\":\"call_tool_cancel\",\"id\":\"${file#"$_ext_dir"/}\"}"
+	done
 	for file in "$_ext_dir"/panel.*; do
 		[[ -s $file ]] && read -r owner <"$file" && [[ $owner == "$pid" ]] || continue
 		: >"$file"
@@ -913,6 +1227,28 @@ _ext_panel_event() {
 	fi
 	[[ $kind == key ]] || : >"$file"
 	printf '%s\0' "$kind" "$id" "$3" "$4" 1<>"$_ext_dir/keys.$owner"
+}
+
+# zot's answer to a call of one of its tools: $1 its id, $2 "1" for an
+# error, $3 the result (JSON), $4 its text. Passed to the process that waits
+# for it (ext_call_tool) through a file and that process's FIFO; dropped
+# quietly for a call given up.
+_ext_call_result() {
+	local owner='' file=$_ext_dir/$1
+	if [[ $1 =~ ^call-[0-9]+-[0-9]+$ && -f $file ]]; then
+		read -r owner _ <"$file"
+		if [[ -z $owner ]]; then # given up, or cancelled: this was zot's last word
+			rm -f "$file"
+			return
+		fi
+		if [[ -p $_ext_dir/answers.$owner ]]; then
+			printf '%s\n%s\n%s' "$2" "$3" "$4" >"$file.result"
+			printf '%s\0' "$1" 1<>"$_ext_dir/answers.$owner"
+			return
+		fi
+	fi
+	_ext_json "$1"
+	log "ignored a tool_result for $REPLY: no call of zot's tools waits for it"
 }
 
 # Forgets the tool calls that ended.
@@ -1081,9 +1417,12 @@ ext_run() {
 	((${#_ext_tools[@]} == 0)) || capabilities+=(tools)
 	[[ -z $_ext_intercept ]] || intercepts+=(tool_call)
 	[[ -z $_ext_prompt ]] || intercepts+=(before_agent_start)
+	[[ -z $_ext_turn ]] || intercepts+=(turn_start)
+	[[ -z $_ext_message ]] || intercepts+=(assistant_message)
 	((${#_ext_events[@]} + ${#intercepts[@]} == 0)) || capabilities+=(events)
 	[[ -z $_ext_uses_panels ]] || capabilities+=(panels)
 	((${#_ext_tools[@]} == 0)) || capabilities+=(tool_cancel)
+	capabilities+=(call_tool) # the opt-in zot needs before it runs its tools for ext_call_tool
 	_ext_json "$EXT_NAME"
 	_ext_hello="{\"type\":\"hello\",\"name\":$REPLY"
 	_ext_json "$EXT_VERSION"
@@ -1164,6 +1503,9 @@ _ext_loop() {
 		command) _ext_spawn command "${fields[0]}" "${_ext_command_fns[fields[1]]}" "${fields[2]}" ;;
 		intercept) _ext_intercept_call "${fields[@]}" ;;
 		prompt) _ext_spawn prompt "${fields[0]}" "$_ext_prompt" "${fields[@]:1}" ;;
+		turn) _ext_spawn turn "${fields[0]}" "$_ext_turn" "${fields[1]}" ;;
+		message) _ext_spawn message "${fields[0]}" "$_ext_message" "${fields[1]}" ;;
+		result) _ext_call_result "${fields[@]}" ;;
 		panel) _ext_panel_event "${fields[@]}" ;;
 		cancel) _ext_cancel "${fields[0]}" ;;
 		event)
@@ -1176,7 +1518,7 @@ _ext_loop() {
 		hello_ack)
 			DATA_DIR=${fields[0]:-$DATA_DIR}
 			HOST_CWD=${fields[1]:-$HOST_CWD}
-			NEWER_HOST=${fields[2]}
+			NEWER_HOST=${fields[2]} HOST_CALL_TOOL=${fields[6]}
 			# shellcheck disable=SC2034 # for the handlers
 			HOST_ZOT_VERSION=${fields[3]} HOST_PROVIDER=${fields[4]} HOST_MODEL=${fields[5]}
 			;;

@@ -6,6 +6,7 @@ import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 import {
+  activatingResult,
   errorResult,
   Extension,
   type ExtensionFrame,
@@ -15,8 +16,10 @@ import {
   spawnForCall,
   structuredResult,
   textBlock,
+  toolPrompt,
 } from "./runtime.js";
 import { problems } from "./schema.js";
+import { Zot } from "./testing.js";
 
 /** A fresh extension, with what it sends and logs. */
 function fresh() {
@@ -42,11 +45,16 @@ const settle = () => new Promise((done) => setImmediate(done));
 
 test("hello lists the capabilities of what is registered, in order", () => {
   const { ext } = fresh();
-  assert.deepEqual(ext.capabilities(), []);
+  assert.deepEqual(ext.capabilities(), ["call_tool"]);
   ext.interceptBeforeAgentStart(() => null);
-  assert.deepEqual(ext.capabilities(), ["events"]);
+  assert.deepEqual(ext.capabilities(), ["events", "call_tool"]);
   ext.tool("t", "T", { type: "object" }, () => "");
-  assert.deepEqual(ext.capabilities(), ["tools", "events", "tool_cancel"]);
+  assert.deepEqual(ext.capabilities(), [
+    "tools",
+    "events",
+    "tool_cancel",
+    "call_tool",
+  ]);
   ext.command("c", "C", () => ({ action: "noop" }), { panels: true });
   assert.deepEqual(ext.capabilities(), [
     "commands",
@@ -54,10 +62,19 @@ test("hello lists the capabilities of what is registered, in order", () => {
     "events",
     "panels",
     "tool_cancel",
+    "call_tool",
   ]);
   const ask = fresh().ext;
   ask.tool("a", "A", { type: "object" }, () => "", { interactive: true });
-  assert.deepEqual(ask.capabilities(), ["tools", "panels", "tool_cancel"]);
+  assert.deepEqual(ask.capabilities(), [
+    "tools",
+    "panels",
+    "tool_cancel",
+    "call_tool",
+  ]);
+  const turns = fresh().ext;
+  turns.interceptTurnStart(() => null);
+  assert.deepEqual(turns.capabilities(), ["events", "call_tool"]);
 });
 
 test("register_tool has interactive and output_schema only when used", () => {
@@ -452,4 +469,433 @@ test("arguments that do not fit the schema never reach the handler", async () =>
   assert.deepEqual(texts.get("1"), { type: "text", text: "3" });
   const refused = "invalid arguments: the arguments must be an object";
   assert.deepEqual(texts.get("2"), { type: "text", text: refused });
+});
+
+test("tool options are sent when set; a wrong exposure or replay throws", () => {
+  const { ext, sent, receive } = fresh();
+  const schema = { type: "object" };
+  ext.tool("grouped", "G", schema, () => "", {
+    namespace: "git",
+    namespaceDescription: "Git tools",
+    namespaceInstructions: "Read before you write.",
+    exposure: "codemode",
+    deferred: true,
+    replay: "idempotent",
+  });
+  ext.tool("unset", "U", schema, () => "", {
+    namespace: "",
+    deferred: false,
+  });
+  const wrong = { exposure: "everywhere", replay: "always" } as const;
+  for (const [option, value] of Object.entries(wrong)) {
+    const options = { [option]: value } as object;
+    assert.throws(() => ext.tool("bad", "B", schema, () => "", options), {
+      message:
+        option === "exposure"
+          ? 'tool bad: exposure "everywhere" must be one of direct, codemode, deferred, model-only'
+          : 'tool bad: replay "always" must be one of never, safe, idempotent, reconcile',
+    });
+  }
+  receive({ type: "hello_ack", capabilities: ["call_tool"] });
+  assert.deepEqual(sent, [
+    {
+      type: "register_tool",
+      name: "grouped",
+      description: "G",
+      schema,
+      namespace: "git",
+      namespace_description: "Git tools",
+      namespace_instructions: "Read before you write.",
+      exposure: "codemode",
+      deferred: true,
+      replay: "idempotent",
+    },
+    { type: "register_tool", name: "unset", description: "U", schema },
+    { type: "ready" },
+  ]);
+});
+
+test("activate_tools goes out; truncated from callTool does not", async () => {
+  const { ext, sent, receive } = fresh();
+  const schema = { type: "object" };
+  ext.tool("load", "L", schema, () => activatingResult("loaded", ["git_log"]));
+  ext.tool("none", "N", schema, () => activatingResult([], []));
+  ext.tool("passed", "P", schema, () => ({
+    content: [textBlock("cut")],
+    is_error: false,
+    truncated: true,
+  }));
+  for (const name of ["load", "none", "passed"]) {
+    receive({ type: "tool_call", id: name, name, args: {} });
+  }
+  await settle();
+  assert.deepEqual(sortedById(sent), [
+    {
+      type: "tool_result",
+      id: "load",
+      content: [{ type: "text", text: "loaded" }],
+      activate_tools: ["git_log"],
+      is_error: false,
+    },
+    { type: "tool_result", id: "none", content: [], is_error: false },
+    {
+      type: "tool_result",
+      id: "passed",
+      content: [{ type: "text", text: "cut" }],
+      is_error: false,
+    },
+  ]);
+});
+
+/** An extension on a zot that runs its tools, and a tool whose handler
+ * calls zot's `read` with its own arguments. */
+function caller(ack: object = { capabilities: ["call_tool"] }) {
+  const made = fresh();
+  const { ext, sent, receive } = made;
+  ext.tool("outer", "O", { type: "object" }, (args) =>
+    ext.callTool("read", args as Record<string, unknown>),
+  );
+  receive({ type: "hello_ack", protocol_version: 1, ...ack });
+  sent.length = 0;
+  /** The call_tool frames sent so far. */
+  const calls = () =>
+    sent.filter((frame) => frame.type === "call_tool") as {
+      id: string;
+      parent_id?: string;
+    }[];
+  return { ...made, calls };
+}
+
+test("callTool sends call_tool and returns zot's answer", async () => {
+  const { ext, sent, logged, receive, calls } = caller();
+  receive({ type: "tool_call", id: "t1", name: "outer", args: { path: "a" } });
+  const outside = ext.callTool("bash", { command: "ls" });
+  await settle();
+  assert.deepEqual(sent, [
+    {
+      type: "call_tool",
+      id: "call-1",
+      name: "read",
+      args: { path: "a" },
+      parent_id: "t1",
+    },
+    { type: "call_tool", id: "call-2", name: "bash", args: { command: "ls" } },
+  ]);
+  receive({
+    type: "tool_result",
+    id: "call-2",
+    name: "bash",
+    content: { not: "a list" },
+    is_error: "yes",
+  });
+  assert.deepEqual(await outside, { content: [], is_error: false });
+  const text = "x".repeat(10);
+  receive({
+    type: "tool_result",
+    id: "call-1",
+    name: "read",
+    content: [{ type: "text", text }],
+    is_error: true,
+    truncated: true,
+  });
+  await settle();
+  assert.deepEqual(sent.at(-1), {
+    type: "tool_result",
+    id: "t1",
+    content: [
+      { type: "text", text },
+      { type: "text", text: "[zot cut this result: over 256 KiB]" },
+    ],
+    is_error: true,
+  });
+  const third = ext.callTool("read", {});
+  assert.deepEqual(calls()[2], {
+    type: "call_tool",
+    id: "call-3",
+    name: "read",
+    args: {},
+  });
+  receive({ type: "tool_result", id: "call-3", truncated: true });
+  assert.deepEqual(await third, {
+    content: [{ type: "text", text: "[zot cut this result: over 256 KiB]" }],
+    is_error: false,
+    truncated: true,
+  });
+  receive({ type: "tool_result", id: "call-3", content: [] }); // answered
+  receive({ type: "tool_result", id: 7 });
+  assert.equal(logged.length, 2, logged.join("\n"));
+  assert.match(logged[0], /ignored a tool_result for "call-3"/);
+});
+
+test("callTool on zot 0.1.62, or with bad arguments, sends nothing", async () => {
+  for (const ack of [{}, { capabilities: [] }]) {
+    const { sent, receive } = caller(ack); // zot 0.1.62, one without call_tool
+    receive({ type: "tool_call", id: "t1", name: "outer", args: {} });
+    await settle();
+    const old =
+      "cannot call read: this zot is too old to run its tools for extensions (update zot)";
+    assert.deepEqual(sent, [
+      { type: "tool_result", id: "t1", ...errorResult(old) },
+    ]);
+  }
+  const { ext, sent } = caller();
+  const bad = errorResult("call_tool requires a name and JSON object args");
+  for (const [name, args] of [
+    ["", {}],
+    ["read", []],
+    ["read", null],
+    ["read", "{}"],
+  ]) {
+    const result = await ext.callTool(name as string, args as {});
+    assert.deepEqual(result, bad, JSON.stringify([name, args]));
+  }
+  assert.deepEqual(sent, []);
+});
+
+test("a cancelled call cancels the calls of zot's tools it made", async () => {
+  const { ext, sent, logged, receive, calls } = caller();
+  const mine = new AbortController();
+  ext.tool("mine", "M", { type: "object" }, () =>
+    ext.callTool("read", {}, mine.signal),
+  );
+  let later: AbortSignal = mine.signal;
+  ext.tool("later", "L", { type: "object" }, (_, signal) => {
+    later = signal;
+    return new Promise(() => {}); // runs until zot cancels it
+  });
+  receive({ type: "tool_call", id: "t1", name: "outer", args: {} });
+  receive({ type: "tool_call", id: "t2", name: "mine", args: {} });
+  receive({ type: "tool_call", id: "t3", name: "later", args: {} });
+  await settle();
+  // A handler's signal, given from outside the handler, names its call.
+  const fromOutside = ext.callTool("read", { x: 1 }, later);
+  assert.deepEqual(
+    calls().map((frame) => [frame.id, frame.parent_id]),
+    [
+      ["call-1", "t1"],
+      ["call-2", "t2"],
+      ["call-3", "t3"],
+    ],
+  );
+  receive({ type: "tool_cancel", id: "t1" }); // zot gave up on t1
+  mine.abort(); // the handler's own signal
+  receive({ type: "tool_cancel", id: "t3" });
+  assert.deepEqual(sent.slice(-3), [
+    { type: "call_tool_cancel", id: "call-1" },
+    { type: "call_tool_cancel", id: "call-2" },
+    { type: "call_tool_cancel", id: "call-3" },
+  ]);
+  const cancelled = errorResult("the call of read was cancelled");
+  assert.deepEqual(await fromOutside, cancelled);
+  await settle();
+  assert.deepEqual(sent.at(-1), {
+    type: "tool_result",
+    id: "t2",
+    ...cancelled,
+  });
+  // zot answers the cancelled calls anyway: dropped without a word.
+  for (const id of ["call-1", "call-2", "call-3"]) {
+    receive({ type: "tool_result", id, content: [] });
+  }
+  assert.deepEqual(logged, []);
+  // Cancelled before it starts: nothing is sent at all.
+  const before = sent.length;
+  assert.deepEqual(await ext.callTool("read", {}, mine.signal), cancelled);
+  assert.equal(sent.length, before);
+});
+
+test("callTool gives up after its time, or when zot stops", async () => {
+  const { ext, sent, receive } = caller();
+  Object.assign(ext, { callLimit: 20 }); // 60 s in earnest
+  const late = await ext.callTool("bash", { command: "sleep 99" });
+  const text = "zot did not answer the call of bash within 60 s";
+  assert.deepEqual(late, errorResult(text));
+  assert.deepEqual(sent.at(-1), { type: "call_tool_cancel", id: "call-1" });
+  const waiting = ext.callTool("read", {});
+  assert.equal(receive({ type: "shutdown" }), false);
+  const stopped = "zot stopped before answering the call of read";
+  assert.deepEqual(await waiting, errorResult(stopped));
+  assert.deepEqual(sent.slice(-2), [
+    { type: "call_tool", id: "call-2", name: "read", args: {} },
+    { type: "shutdown_ack" },
+  ]);
+  // Too long for one line: zot would disconnect us, so it fails here.
+  const lines: string[] = [];
+  const big = new Extension("big", "1.0");
+  big.serve(
+    (line, written) => {
+      lines.push(line);
+      written();
+    },
+    () => {},
+  );
+  big.handle(
+    JSON.stringify({ type: "hello_ack", capabilities: ["call_tool"] }),
+  );
+  const huge = await big.callTool("write", { text: "x".repeat(4 << 20) });
+  assert.equal(huge.is_error, true);
+  assert.match(
+    (huge.content[0] as { text: string }).text,
+    /^the call of write is 4194[0-9]+ bytes, over zot's limit of 4 MiB/,
+  );
+  const types = lines.map((line) => JSON.parse(line).type);
+  assert.deepEqual(types, ["hello", "ready"]); // no call_tool
+});
+
+test("toolPrompt runs one of zot's tools, or prompts alone on 0.1.62", async () => {
+  assert.deepEqual(toolPrompt("read", { path: "a" }, "Sum it up"), {
+    action: "tool_prompt",
+    tool_name: "read",
+    tool_args: { path: "a" },
+    prompt: "Sum it up",
+  });
+  const needs = { error: "tool_prompt requires a name and prompt" };
+  assert.deepEqual(toolPrompt("", {}, "p"), needs);
+  assert.deepEqual(toolPrompt("read", {}, ""), needs);
+  const object = { error: "tool_prompt args must be a JSON object" };
+  assert.deepEqual(toolPrompt("read", [] as never, "p"), object);
+  for (const capabilities of [["call_tool"], undefined]) {
+    const { ext, sent, logged, receive } = fresh();
+    ext.command("c", "C", () => toolPrompt("read", { path: "a" }, "Sum"));
+    receive({ type: "hello_ack", capabilities });
+    sent.length = 0;
+    receive({ type: "command_invoked", id: "1", name: "c", args: "" });
+    await settle();
+    const type = "command_response";
+    if (capabilities) {
+      assert.deepEqual(sent, [
+        { type, id: "1", ...toolPrompt("read", { path: "a" }, "Sum") },
+      ]);
+      assert.deepEqual(logged, []);
+    } else {
+      assert.deepEqual(sent, [
+        { type, id: "1", action: "prompt", prompt: "Sum" },
+      ]);
+      const said =
+        /zot 0.1.62 cannot run a tool from a command: sent the prompt alone/;
+      assert.match(logged[0], said);
+    }
+  }
+});
+
+test("intercepts refuse, rewrite a call, abort a turn, change a message", async () => {
+  const { ext, sent, logged, receive } = fresh();
+  ext.interceptToolCall((tool, args) => {
+    const { command } = args as { command: string };
+    if (command === "rm") return "no rm";
+    if (command === "crash") throw new Error("guard broke");
+    if (command === "ls") return { modifiedArgs: { command: "ls -a" } };
+    if (command === "odd") return { modifiedArgs: ["x"] as never };
+    if (command === "both") return { block: true, modifiedArgs: {} };
+    return tool === "bash" ? null : "";
+  });
+  ext.interceptTurnStart(async (step) => (step > 2 ? `step ${step}` : null));
+  ext.interceptAssistantMessage((text) => {
+    if (text === "secret") return { block: true, reason: "hidden" };
+    if (text === "same") return "same";
+    if (text === "empty") return "";
+    if (text === "decide") return { replaceText: "decided" };
+    if (text === "crash") throw new Error("no words");
+    return text === "keep" ? null : text.toUpperCase();
+  });
+  receive({ type: "hello_ack", capabilities: ["call_tool"] });
+  assert.deepEqual(sent.slice(0, 1), [
+    {
+      type: "subscribe",
+      events: [],
+      intercept: ["tool_call", "turn_start", "assistant_message"],
+    },
+  ]);
+  sent.length = 0;
+  const asks: [string, object][] = [
+    ["tool_call", { tool_name: "bash", tool_args: { command: "rm" } }],
+    ["tool_call", { tool_name: "bash", tool_args: { command: "crash" } }],
+    ["tool_call", { tool_name: "bash", tool_args: { command: "ls" } }],
+    ["tool_call", { tool_name: "bash", tool_args: { command: "odd" } }],
+    ["tool_call", { tool_name: "bash", tool_args: { command: "both" } }],
+    ["tool_call", { tool_name: "read", tool_args: { command: "x" } }],
+    ["turn_start", { step: 1 }],
+    ["turn_start", { step: 3 }],
+    ["assistant_message", { text: "secret" }],
+    ["assistant_message", { text: "same" }],
+    ["assistant_message", { text: "empty" }],
+    ["assistant_message", { text: "decide" }],
+    ["assistant_message", { text: "crash" }],
+    ["assistant_message", { text: "keep" }],
+    ["assistant_message", { text: "hi" }],
+  ];
+  asks.forEach(([event, fields], n) => {
+    const id = String(n + 10);
+    receive({ type: "event_intercept", id, event, ...fields });
+  });
+  await settle();
+  const type = "event_intercept_response";
+  const allow = { type, block: false };
+  assert.deepEqual(sortedById(sent), [
+    { type, id: "10", block: true, reason: "no rm" },
+    { type, id: "11", block: true, reason: "t failed: guard broke" },
+    { ...allow, id: "12", modified_args: { command: "ls -a" } },
+    { ...allow, id: "13" },
+    { type, id: "14", block: true, reason: "" },
+    { ...allow, id: "15" },
+    { ...allow, id: "16" },
+    { type, id: "17", block: true, reason: "step 3" },
+    { type, id: "18", block: true, reason: "hidden" },
+    { ...allow, id: "19" },
+    { ...allow, id: "20" },
+    { ...allow, id: "21", replace_text: "decided" },
+    { type, id: "22", block: true, reason: "t failed: no words" },
+    { ...allow, id: "23" },
+    { ...allow, id: "24", replace_text: "HI" },
+  ]);
+  assert.match(logged.join("\n"), /modifiedArgs is not a JSON object/);
+});
+
+test("the fake zot answers callTool as the test says, and sends intercepts", async () => {
+  const make = () => {
+    const ext = new Extension("t", "1.0");
+    ext.tool("outer", "O", { type: "object" }, (args) => {
+      const { tool } = args as { tool: string };
+      return ext.callTool(tool, { path: "a" });
+    });
+    ext.interceptTurnStart((step) => (step > 1 ? "one turn only" : null));
+    ext.interceptAssistantMessage((text) => text.replace("secret", "***"));
+    return ext;
+  };
+  const zot = Zot.start(make(), {
+    tools: {
+      read: "text of a",
+      bash: errorResult("denied"),
+      glob: async (args) => ({ text: JSON.stringify(args), truncated: true }),
+    },
+  });
+  const texts: string[] = [];
+  for (const tool of ["read", "bash", "glob", "write"]) {
+    const { text, isError } = await zot.tool("outer", { tool });
+    texts.push(`${isError ? "error" : "ok"}: ${text}`);
+  }
+  assert.deepEqual(texts, [
+    "ok: text of a",
+    "error: denied",
+    'ok: {"path":"a"}[zot cut this result: over 256 KiB]',
+    "error: this test's zot has no answer for its tool write",
+  ]);
+  assert.deepEqual(
+    zot.called.map(({ name, args, parentId }) => [name, args, parentId]),
+    ["read", "bash", "glob", "write"].map((name, n) => [
+      name,
+      { path: "a" },
+      `test-${n + 1}`,
+    ]),
+  );
+  assert.equal(await zot.turnStart(1), undefined);
+  assert.equal(await zot.turnStart(2), "one turn only");
+  const { replace_text } = await zot.assistantMessage("a secret");
+  assert.equal(replace_text, "a ***");
+  zot.stop();
+  const old = Zot.start(make(), { newer: false, tools: { read: "x" } });
+  const result = await old.tool("outer", { tool: "read" });
+  assert.match(result.text, /^cannot call read: this zot is too old/);
+  assert.deepEqual(old.called, []);
+  old.stop();
 });

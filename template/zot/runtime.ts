@@ -17,6 +17,7 @@
 // of input each process that carries this run's value is stopped. A program
 // meant to outlive the extension is started without it: env -u ZOT_EXT_RUN
 // setsid PROGRAM. spawnForCall starts a program that tool_cancel stops.
+import { AsyncLocalStorage } from "node:async_hooks";
 import {
   type ChildProcess,
   spawn,
@@ -92,6 +93,10 @@ export interface ToolResult {
   content: ContentBlock[];
   structured_content?: unknown;
   is_error?: boolean;
+  /** Deferred tools zot shows the model from now on (newer hosts). */
+  activate_tools?: string[];
+  /** From callTool: zot cut the result (over 256 KiB); never sent. */
+  truncated?: boolean;
 }
 
 /** What a tool returns: a string is sent as one text block. */
@@ -111,6 +116,12 @@ export type CommandReply =
   | { action: "insert"; insert: string }
   | { action: "display"; display: string }
   | { action: "open_panel"; open_panel: Panel }
+  | {
+      action: "tool_prompt";
+      tool_name: string;
+      tool_args: Record<string, unknown>;
+      prompt: string;
+    }
   | { action: "noop" }
   | { error: string };
 
@@ -126,6 +137,12 @@ export type ExtensionFrame =
       schema: object;
       interactive?: true;
       output_schema?: object;
+      namespace?: string;
+      namespace_description?: string;
+      namespace_instructions?: string;
+      exposure?: string;
+      deferred?: true;
+      replay?: string;
     }
   | { type: "subscribe"; events: string[]; intercept: string[] }
   | { type: "ready" }
@@ -136,8 +153,18 @@ export type ExtensionFrame =
       id: string;
       block?: boolean;
       reason?: string;
+      modified_args?: Record<string, unknown>;
+      replace_text?: string;
       system_prompt?: string;
     }
+  | {
+      type: "call_tool";
+      id: string;
+      name: string;
+      args: Record<string, unknown>;
+      parent_id?: string;
+    }
+  | { type: "call_tool_cancel"; id: string }
   | { type: "notify"; level: NoteLevel; message: string }
   | { type: "clear_notes" }
   | { type: "open_panel"; panel: Panel }
@@ -164,11 +191,10 @@ export interface CommandOptions {
   panels?: boolean;
 }
 
-/** Runs a tool; a string becomes one text block. Throw InvalidArguments to
- * tell the model what to send instead. `signal` aborts when zot gives up on
- * the call (its result is dropped then). */
-/** A tool call in flight: cancelled by zot, and its signal if it has one. */
+/** A tool call in flight: cancelled by zot, and its signal if it has one
+ * (or if a callTool made while it runs needs one). */
 interface Call {
+  id: string;
   cancelled: boolean;
   controller?: AbortController;
 }
@@ -176,25 +202,81 @@ interface Call {
 /** The signal of a handler that takes none: it never aborts. */
 const NEVER = new AbortController().signal;
 
-/** Answers a tool call. Args is what the tool's schema describes: the
- * runtime checks the arguments against it before the handler runs. */
+/** Answers a tool call; a string becomes one text block. Args is what the
+ * tool's schema describes: the runtime checks the arguments against it
+ * before the handler runs. Throw InvalidArguments to tell the model what to
+ * send instead. `signal` aborts when zot gives up on the call (its result is
+ * dropped then). */
 export type ToolHandler<Args = unknown> = (
   args: Args,
   signal: AbortSignal,
 ) => ToolOutput | Promise<ToolOutput>;
 
+/** How a tool is offered; each is sent only when set, and older hosts
+ * ignore what they do not know. */
 export interface ToolOptions {
   /** The tool may open panels and wait for the user (no 60 s limit). */
   interactive?: boolean;
   /** The JSON Schema of the result's structured_content. */
   outputSchema?: object;
+  /** A group of tools, with what the model reads about the group. */
+  namespace?: string;
+  namespaceDescription?: string;
+  namespaceInstructions?: string;
+  /** Where the model sees the tool (zot's default: direct). */
+  exposure?: (typeof EXPOSURES)[number];
+  /** Hidden from the model until a result's activate_tools names it. */
+  deferred?: boolean;
+  /** Whether `zot continuous` may run the call again. */
+  replay?: (typeof REPLAYS)[number];
 }
+
+const EXPOSURES = ["direct", "codemode", "deferred", "model-only"] as const;
+const REPLAYS = ["never", "safe", "idempotent", "reconcile"] as const;
 
 export type EventHandler = (frame: EventFrame) => void;
 
-/** Judges a tool call before it runs: a reason refuses it, null allows it.
- * zot waits 5 s at most (then allows the call), so keep it fast. */
-export type ToolCallGuard = (tool: unknown, args: unknown) => string | null;
+/** A guard's whole verdict: refuse (block, with the reason the model
+ * reads), or let the call run with modifiedArgs instead of its arguments. */
+export interface ToolCallDecision {
+  block?: boolean;
+  reason?: string;
+  modifiedArgs?: Record<string, unknown>;
+}
+
+/** Judges a tool call before it runs: a reason refuses it, null allows it,
+ * a ToolCallDecision may rewrite it. zot waits 5 s at most (then allows the
+ * call), so keep it fast. */
+export type ToolCallGuard = (
+  tool: unknown,
+  args: unknown,
+) => Verdict<ToolCallDecision>;
+
+/** A handler's answer to an intercept: a reason (or text), nothing, or a
+ * whole decision; may be async. */
+type Verdict<Decision> =
+  | string
+  | null
+  | undefined
+  | Decision
+  | Promise<string | null | undefined | Decision>;
+
+/** Before each turn: a reason aborts it, null lets it run. */
+export type TurnStartHandler = (step: number) => Verdict<never>;
+
+/** What the user sees of an assistant message: hidden (block, with a
+ * reason for the log), or replaceText instead. */
+export interface AssistantMessageDecision {
+  block?: boolean;
+  reason?: string;
+  replaceText?: string;
+}
+
+/** Before the user sees an assistant message: a string shows that text
+ * instead, null shows it as it is. */
+export type AssistantMessageHandler = (
+  text: string,
+) => Verdict<AssistantMessageDecision>;
 
 /** Returns the new system prompt ("" removes it), or null to keep it. zot
  * waits 5 s at most (then keeps it). */
@@ -215,6 +297,9 @@ export interface PanelHandlers {
 export class InvalidArguments extends Error {}
 
 type Request = CommandInvoked | ToolCall | EventIntercept;
+
+/** A frame from zot, not checked yet. */
+type Frame = Record<string, unknown>;
 
 // --- Tool results -----------------------------------------------------------
 
@@ -246,6 +331,60 @@ export function structuredResult(
 export function errorResult(text: string): ToolResult {
   return { content: [textBlock(text)], is_error: true };
 }
+
+/** A result that shows the deferred tools `toolNames` to the model from now
+ * on (newer hosts). */
+export function activatingResult(
+  content: string | ContentBlock[],
+  toolNames: string[],
+): ToolResult {
+  const blocks = typeof content === "string" ? [textBlock(content)] : content;
+  return { content: blocks, activate_tools: toolNames };
+}
+
+/** A command's reply that has zot run its tool `toolName` with `toolArgs`,
+ * then sends `text` as the prompt (newer hosts; zot 0.1.62 gets the prompt
+ * alone). */
+export function toolPrompt(
+  toolName: string,
+  toolArgs: Record<string, unknown>,
+  text: string,
+): CommandReply {
+  if (!toolName || !text) {
+    return { error: "tool_prompt requires a name and prompt" };
+  }
+  if (!isObject(toolArgs)) {
+    return { error: "tool_prompt args must be a JSON object" };
+  }
+  return {
+    action: "tool_prompt",
+    tool_name: toolName,
+    tool_args: toolArgs,
+    prompt: text,
+  };
+}
+
+/** The text added to a callTool result zot cut. */
+const CUT = "[zot cut this result: over 256 KiB]";
+
+/** callTool's result from zot's tool_result frame, whatever its fields. */
+function fromZot(frame: Frame): ToolResult {
+  const { content, is_error } = frame;
+  const blocks = Array.isArray(content) ? content.filter(isObject) : [];
+  const result: ToolResult = {
+    content: blocks as ContentBlock[],
+    is_error: is_error === true,
+  };
+  if (frame.truncated !== true) return result;
+  return {
+    ...result,
+    content: [...result.content, textBlock(CUT)],
+    truncated: true,
+  };
+}
+
+/** The tool call whose handler runs (its async context): callTool's parent. */
+const running = new AsyncLocalStorage<Call>();
 
 /** zot disconnects an extension that writes a line of this many bytes or more. */
 const MAX_LINE = 4 * 1024 * 1024;
@@ -289,11 +428,22 @@ export class Extension {
   private readonly events = new Map<string, EventHandler>();
   private guard?: ToolCallGuard;
   private systemPrompt?: SystemPromptHandler;
+  private turnStart?: TurnStartHandler;
+  private assistantMessage?: AssistantMessageHandler;
   private helloHandler?: (host: Partial<HelloAck>) => void;
   private usesPanels = false;
   /** Open panels by id, and tool calls running by id. */
   private readonly panels = new Map<string, PanelHandlers>();
   private readonly calls = new Map<string, Call>();
+  /** Each tool call's signal, for a callTool given it. */
+  private readonly signals = new WeakMap<AbortSignal, Call>();
+  /** callTool's calls of zot's tools waiting for their answer, and those
+   * cancelled whose answer zot still sends. */
+  private readonly waiting = new Map<string, (answer?: Frame) => void>();
+  private readonly dropped = new Set<string>();
+  private callIds = 0;
+  /** How long callTool waits for zot (tests shorten it). */
+  private callLimit = 60_000;
   private flushed: Promise<void> = Promise.resolve();
   private output: (line: string, written: () => void) => void = (line, done) =>
     void stdout.write(line, () => done());
@@ -325,6 +475,16 @@ export class Extension {
     handler: ToolHandler<Args>,
     options: ToolOptions = {},
   ): void {
+    for (const [option, allowed] of [
+      ["exposure", EXPOSURES],
+      ["replay", REPLAYS],
+    ] as const) {
+      const value: unknown = options[option];
+      if (value && !(allowed as readonly unknown[]).includes(value)) {
+        const must = `must be one of ${allowed.join(", ")}`;
+        throw new Error(`tool ${name}: ${option} "${String(value)}" ${must}`);
+      }
+    }
     const checked = handler as ToolHandler; // by problems(), before each call
     this.tools.set(name, { description, schema, handler: checked, options });
     this.usesPanels ||= options.interactive === true;
@@ -339,6 +499,18 @@ export class Extension {
    * arguments, before it runs. */
   interceptToolCall(guard: ToolCallGuard): void {
     this.guard = guard;
+  }
+
+  /** handler(step) runs before each turn of the agent: a reason it returns
+   * aborts the turn. */
+  interceptTurnStart(handler: TurnStartHandler): void {
+    this.turnStart = handler;
+  }
+
+  /** handler(text) runs before the user sees each assistant message: it
+   * may hide it or show other text. */
+  interceptAssistantMessage(handler: AssistantMessageHandler): void {
+    this.assistantMessage = handler;
   }
 
   /** handler(host) runs once, when zot's hello_ack has arrived (host is
@@ -410,6 +582,74 @@ export class Extension {
     this.send({ type: "panel_close", panel_id: id });
   }
 
+  /** Run zot's tool `name` (read, bash, ...) with `args` and return its
+   * result; zot's refusals and failures are error results. Inside a tool
+   * call it runs as part of that call (zot's parent_id): cancelled with it,
+   * or when `signal` aborts. zot answers within 60 s (else the call is
+   * cancelled); zot 0.1.62 cannot: its result is an error, at once. */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<ToolResult> {
+    if (!this.host.capabilities?.includes("call_tool")) {
+      return errorResult(
+        `cannot call ${name}: this zot is too old to run its tools for extensions (update zot)`,
+      );
+    }
+    if (typeof name !== "string" || !name || !isObject(args)) {
+      return errorResult("call_tool requires a name and JSON object args");
+    }
+    const parent = (signal && this.signals.get(signal)) || running.getStore();
+    const cancelled = errorResult(`the call of ${name} was cancelled`);
+    if (signal?.aborted || parent?.cancelled) return cancelled;
+    // The parent's signal, made for this if its handler takes none.
+    const inner = parent && (parent.controller ??= new AbortController());
+    const signals = [signal, inner?.signal];
+    const id = `call-${++this.callIds}`;
+    return await new Promise<ToolResult>((resolve) => {
+      const finish = (result: ToolResult, cancel = false) => {
+        clearTimeout(timer);
+        for (const s of signals) s?.removeEventListener("abort", onAbort);
+        this.waiting.delete(id);
+        if (cancel) {
+          this.dropped.add(id); // zot still answers: dropped then
+          this.send({ type: "call_tool_cancel", id });
+        }
+        resolve(result);
+      };
+      const onAbort = () => finish(cancelled, true);
+      const late = `zot did not answer the call of ${name} within 60 s`;
+      const timer = setTimeout(
+        () => finish(errorResult(late), true),
+        this.callLimit,
+      );
+      for (const s of signals) s?.addEventListener("abort", onAbort);
+      const stopped = `zot stopped before answering the call of ${name}`;
+      this.waiting.set(id, (answer) =>
+        finish(answer ? fromZot(answer) : errorResult(stopped)),
+      );
+      const parent_id = parent ? { parent_id: parent.id } : {};
+      this.send({ type: "call_tool", id, name, args, ...parent_id });
+    });
+  }
+
+  /** zot's answer to a callTool, to the call that waits for it. */
+  private onCallAnswer(frame: Frame): void {
+    const id = str(frame.id);
+    const answered = this.waiting.get(id);
+    if (answered) answered(frame);
+    else if (!this.dropped.delete(id)) {
+      const which = JSON.stringify(frame.id);
+      this.log(`ignored a tool_result for ${which}: no call_tool waits for it`);
+    }
+  }
+
+  /** zot has stopped: the callTool calls still waiting get no answer. */
+  private stopCalls(): void {
+    for (const stopped of this.waiting.values()) stopped();
+  }
+
   /** Whether zot is too old for frames of this type (then the log says so). */
   private tooOld(type: string): boolean {
     if (this.newerHost) return false;
@@ -428,6 +668,12 @@ export class Extension {
     const size = Buffer.byteLength(line);
     if (size >= MAX_LINE) {
       this.log(`a ${frame.type} of ${size} bytes is over zot's limit`);
+      if (frame.type === "call_tool") {
+        // Sent, zot would disconnect us: the call fails here instead.
+        const why = `the call of ${frame.name} is ${size} bytes, over zot's limit of 4 MiB for one line: send less`;
+        const failed = { content: [textBlock(why)], is_error: true };
+        return this.waiting.get(frame.id)?.(failed);
+      }
       line = JSON.stringify(overTheLimit(frame, size)) + "\n";
     }
     this.flushed = new Promise((done) => this.output(line, done));
@@ -436,14 +682,14 @@ export class Extension {
   /** hello's capabilities, from what is registered. */
   capabilities(): string[] {
     const hasTools = this.tools.size > 0;
-    const listens =
-      this.events.size > 0 || this.guard !== undefined || !!this.systemPrompt;
+    const listens = this.events.size > 0 || this.intercepts().length > 0;
     return [
       ...(this.commands.size ? ["commands"] : []),
       ...(hasTools ? ["tools"] : []),
       ...(listens ? ["events"] : []),
       ...(this.usesPanels ? ["panels"] : []),
       ...(hasTools ? ["tool_cancel"] : []), // zot says when it gives up on one
+      "call_tool", // callTool: newer hosts run their tools for us
     ];
   }
 
@@ -544,6 +790,9 @@ export class Extension {
       case "tool_cancel":
         this.cancel(frame.id);
         return true;
+      case "tool_result": // zot's answer to callTool
+        this.onCallAnswer(frame);
+        return true;
       case "panel_key":
       case "panel_close":
         this.onPanel(type, frame);
@@ -552,6 +801,7 @@ export class Extension {
         return true;
       case "shutdown":
         this.send({ type: "shutdown_ack" });
+        this.stopCalls();
         return false;
     }
     this.log(`ignored a frame of type ${JSON.stringify(type)}`);
@@ -566,22 +816,29 @@ export class Extension {
       this.send({ type: "register_command", name, description });
     }
     for (const [name, { description, schema, options }] of this.tools) {
-      const { interactive, outputSchema } = options; // sent only when used
+      const o = options; // each sent only when set
       this.send({
         type: "register_tool",
         name,
         description,
         schema,
-        ...(interactive ? { interactive } : {}),
-        ...(outputSchema ? { output_schema: outputSchema } : {}),
+        ...(o.interactive ? { interactive: true } : {}),
+        ...(o.outputSchema ? { output_schema: o.outputSchema } : {}),
+        ...(o.namespace ? { namespace: o.namespace } : {}),
+        ...(o.namespaceDescription
+          ? { namespace_description: o.namespaceDescription }
+          : {}),
+        ...(o.namespaceInstructions
+          ? { namespace_instructions: o.namespaceInstructions }
+          : {}),
+        ...(o.exposure ? { exposure: o.exposure } : {}),
+        ...(o.deferred ? { deferred: true } : {}),
+        ...(o.replay ? { replay: o.replay } : {}),
       });
     }
-    if (this.events.size || this.guard || this.systemPrompt) {
+    const intercept = this.intercepts();
+    if (this.events.size || intercept.length) {
       const events = [...this.events.keys()];
-      const intercept = [
-        ...(this.guard ? ["tool_call"] : []),
-        ...(this.systemPrompt ? ["before_agent_start"] : []),
-      ];
       this.send({ type: "subscribe", events, intercept });
     }
     this.send({ type: "ready" });
@@ -597,6 +854,19 @@ export class Extension {
     }
   }
 
+  /** The intercepts asked for, in subscribe's order. */
+  private intercepts(): string[] {
+    const handlers = {
+      tool_call: this.guard,
+      before_agent_start: this.systemPrompt,
+      turn_start: this.turnStart,
+      assistant_message: this.assistantMessage,
+    };
+    return Object.keys(handlers).filter(
+      (event) => handlers[event as keyof typeof handlers],
+    );
+  }
+
   /** Run one request's handler and send its reply with the request's id. */
   private async answer(req: Request): Promise<void> {
     const { id } = req;
@@ -605,13 +875,21 @@ export class Extension {
       // Only a handler that takes the signal gets one: under a burst of
       // calls, an AbortController each costs memory and time.
       const takesSignal = (this.tools.get(req.name)?.handler.length ?? 0) > 1;
-      call = { cancelled: false };
-      if (takesSignal) call.controller = new AbortController();
+      call = { id, cancelled: false };
+      if (takesSignal) {
+        call.controller = new AbortController();
+        this.signals.set(call.controller.signal, call);
+      }
       this.calls.set(id, call);
     }
     let reply: ExtensionFrame;
     try {
-      reply = await this.reply(req, call?.controller?.signal ?? NEVER);
+      const signal = call?.controller?.signal ?? NEVER;
+      // callTool finds its parent here, on hosts that can answer it.
+      const canCall = this.host.capabilities?.includes("call_tool");
+      reply = await (call && canCall
+        ? running.run(call, () => this.reply(req, signal))
+        : this.reply(req, signal));
     } catch (err) {
       const detail = err instanceof Error ? err.stack : String(err);
       this.log(`${req.type} handler failed: ${detail}`);
@@ -630,7 +908,16 @@ export class Extension {
   ): Promise<ExtensionFrame> {
     const { id } = req;
     if (req.type === "command_invoked") {
-      const reply = await this.onCommand(req);
+      let reply = await this.onCommand(req);
+      const action = "action" in reply ? reply.action : "";
+      if (action === "tool_prompt" && !this.newerHost) {
+        const alone = "sent the prompt alone";
+        this.log(`zot 0.1.62 cannot run a tool from a command: ${alone}`);
+        reply = {
+          action: "prompt",
+          prompt: (reply as { prompt: string }).prompt,
+        };
+      }
       return { type: "command_response", id, ...reply };
     }
     if (req.type === "tool_call") {
@@ -645,7 +932,7 @@ export class Extension {
         ? { type, id, system_prompt: prompt }
         : { type, id };
     }
-    return { type, id, ...this.onIntercept(req) };
+    return { type, id, ...(await this.onIntercept(req)) };
   }
 
   private async onCommand(frame: CommandInvoked): Promise<CommandReply> {
@@ -673,15 +960,44 @@ export class Extension {
     }
     if (typeof output === "string") output = [textBlock(output)];
     if (Array.isArray(output)) output = { content: output };
-    return { ...output, is_error: output.is_error ?? false };
+    // truncated (from a callTool result passed on) is not for zot.
+    const { truncated, activate_tools, ...result } = output;
+    const activate = activate_tools?.length ? { activate_tools } : {};
+    return { ...result, ...activate, is_error: output.is_error ?? false };
   }
 
-  private onIntercept(frame: EventIntercept) {
-    if (frame.event !== "tool_call" || !this.guard) return { block: false };
-    const reason = this.guard(frame.tool_name, frame.tool_args);
-    if (!reason) return { block: false };
-    this.log(`blocked: ${reason}`);
-    return { block: true, reason };
+  /** The verdict of the tool_call, turn_start or assistant_message handler:
+   * block with a reason, or rewrite the arguments or the text. */
+  private async onIntercept(frame: EventIntercept) {
+    const { event } = frame;
+    const text = str(frame.text);
+    let answer: Awaited<Verdict<ToolCallDecision | AssistantMessageDecision>>;
+    if (event === "tool_call" && this.guard) {
+      answer = await this.guard(frame.tool_name, frame.tool_args);
+    } else if (event === "turn_start" && this.turnStart) {
+      answer = await this.turnStart(Number(frame.step) || 0);
+    } else if (event === "assistant_message" && this.assistantMessage) {
+      answer = await this.assistantMessage(text);
+      if (typeof answer === "string") answer = { replaceText: answer };
+    }
+    if (answer === "") answer = null; // allows, as null does
+    if (typeof answer === "string") answer = { block: true, reason: answer };
+    const decision: ToolCallDecision & AssistantMessageDecision = answer ?? {};
+    const { block, reason, modifiedArgs, replaceText } = decision;
+    if (block) {
+      this.log(`blocked ${event}: ${reason ?? ""}`);
+      return { block: true, reason: reason ?? "" };
+    }
+    const allow = { block: false };
+    if (event === "assistant_message" && replaceText && replaceText !== text) {
+      return { ...allow, replace_text: replaceText };
+    }
+    if (event !== "tool_call" || modifiedArgs === undefined) return allow;
+    if (isObject(modifiedArgs)) {
+      return { ...allow, modified_args: modifiedArgs };
+    }
+    this.log("the guard's modifiedArgs is not a JSON object: sent none");
+    return allow;
   }
 
   /** tool_cancel: the call's signal aborts, and its result will not be sent. */
@@ -742,6 +1058,7 @@ export class Extension {
   /** Exit once every frame is out, even with requests still running: zot
    * has stopped listening. What they started goes too. */
   private exit(): void {
+    this.stopCalls();
     const stopped = Promise.all([this.flushed, stopProcesses(RUN)]);
     void stopped.then(([, left]) => {
       if (left.length) {

@@ -5,9 +5,20 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import unittest
 
-from .runtime import Extension, HostInfo, image_block, markdown_block, tool_result
+from . import runtime
+from .runtime import (
+    AssistantMessageDecision,
+    Extension,
+    HostInfo,
+    ToolCallDecision,
+    image_block,
+    markdown_block,
+    tool_prompt,
+    tool_result,
+)
 from .schema import problems
 from .testing import Zot
 
@@ -44,7 +55,8 @@ def probe() -> Extension:
     @ext.tool("rich", "Blocks", {"type": "object"}, output_schema={"type": "object"})
     def rich(args):
         blocks = [markdown_block("**b**"), image_block(b"PNG", "image/png")]
-        return tool_result("plain", *blocks, structured_content={"n": 1})
+        structured = {"structured_content": {"n": 1}, "activate_tools": ("count",)}
+        return tool_result("plain", *blocks, **structured)
 
     @ext.tool("count", "Count to N", {"type": "object", "required": ["n"]})
     def count(args):
@@ -64,7 +76,59 @@ def probe() -> Extension:
             return None
         return f"new {ext.newer_host}"
 
+    options = {"namespace": "ns", "namespace_description": "d"}
+    options.update(namespace_instructions="i", exposure="deferred", replay="safe")
+
+    @ext.tool("host", "Run zot's tool", {"type": "object"}, deferred=True, **options)
+    def host(args, cancelled):
+        given = cancelled if args.get("give") else None
+        result = ext.call_tool(args.get("name"), args.get("args", {}), given)
+        if cancelled.is_set():  # the result goes nowhere: show it
+            ext.notify("info", result.text)
+        return result
+
+    @ext.command("host", "Run zot's tool, or have zot run it")
+    def command(args):
+        if args == "prompt":
+            return tool_prompt("read", {"path": "a"}, "Sum it up")
+        if args in ("", "[]"):
+            return tool_prompt("read" if args else "", json.loads(args or "{}"), "x")
+        return {"action": "display", "display": ext.call_tool(args, {}).text}
+
+    @ext.on("turn_end")
+    def on_the_read_loop(frame):
+        ext.notify("info", ext.call_tool("read", {}).text)
+
+    @ext.intercept_tool_call
+    def guard(name, args):
+        if name == "edit":
+            return ToolCallDecision(modified_args={**args, "safe": True})
+        if name in ("write", "glob"):
+            return ToolCallDecision(name == "glob", "no glob", ["not", "a", "dict"])
+        return "no bash" if name == "bash" else None
+
+    @ext.intercept_turn_start
+    def turn_start(step):
+        return f"too many steps: {step}" if step > 2 else None
+
+    @ext.intercept_assistant_message
+    def message(text):
+        if text == "crash":
+            raise RuntimeError("boom")
+        if text == "secret":
+            return AssistantMessageDecision(block=True, reason="hidden")
+        return text.upper() if text.lower().startswith("shout") else None
+
     return ext
+
+
+def wait_for(done) -> None:
+    """Wait (a little) until DONE() is true."""
+    for _ in range(500):
+        if done():
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError("waited 5 s in vain")
 
 
 class RuntimeTest(unittest.TestCase):
@@ -76,14 +140,214 @@ class RuntimeTest(unittest.TestCase):
     def test_hello_and_registrations_say_what_is_used(self):
         zot = self.start()
         capabilities = ["commands", "tools", "events", "panels", "tool_cancel"]
-        self.assertEqual(zot.hello["capabilities"], capabilities)
+        self.assertEqual(zot.hello["capabilities"], [*capabilities, "call_tool"])
         tools = [f for f in zot.registrations if f["type"] == "register_tool"]
-        rich, _, wait = tools
+        rich, _, wait, host = tools
         self.assertEqual(rich["output_schema"], {"type": "object"})
         self.assertNotIn("interactive", rich)
         self.assertEqual((wait["interactive"], "output_schema" in wait), (True, False))
+        self.assertEqual(
+            host,
+            {
+                "type": "register_tool",
+                "name": "host",
+                "description": "Run zot's tool",
+                "schema": {"type": "object"},
+                "namespace": "ns",
+                "namespace_description": "d",
+                "namespace_instructions": "i",
+                "exposure": "deferred",
+                "deferred": True,
+                "replay": "safe",
+            },
+        )
         subscribe = [f for f in zot.registrations if f["type"] == "subscribe"]
-        self.assertEqual(subscribe[0]["intercept"], ["before_agent_start"])
+        self.assertEqual(
+            subscribe,
+            [
+                {
+                    "type": "subscribe",
+                    "events": ["turn_end"],
+                    "intercept": [
+                        "tool_call",
+                        "before_agent_start",
+                        "turn_start",
+                        "assistant_message",
+                    ],
+                }
+            ],
+        )
+
+    def test_exposure_and_replay_outside_their_lists_are_refused(self):
+        ext = Extension("probe", "1.0.0")
+        for option, value, allowed in [
+            ("exposure", "hidden", "direct, codemode, deferred, model-only"),
+            ("replay", "always", "never, safe, idempotent, reconcile"),
+        ]:
+            with self.assertRaises(ValueError) as raised:
+                ext.tool("t", "T", {"type": "object"}, **{option: value})
+            wanted = f'tool t: {option} "{value}" must be one of {allowed}'
+            self.assertEqual(str(raised.exception), wanted)
+        self.assertEqual(ext._registrations(), '{"type":"ready"}\n')
+
+    def test_call_tool_in_a_tool_call_names_its_parent(self):
+        answers = {"read": {"text": "cut", "truncated": True}, "ls": lambda a: a["p"]}
+        zot = Zot(probe(), tools=answers)
+        self.addCleanup(zot.stop)
+        call = zot.start_tool("host", {"name": "read", "args": {"path": "a"}})
+        result = call.result()
+        self.assertEqual(
+            zot.calls,
+            [
+                {
+                    "type": "call_tool",
+                    "id": "call-1",
+                    "name": "read",
+                    "args": {"path": "a"},
+                    "parent_id": call.id,
+                }
+            ],
+        )
+        # Passed on as the tool's own result: the note stays, "truncated" not.
+        note = "[zot cut this result: over 256 KiB]"
+        self.assertEqual((result.text, result.is_error), ("cut" + note, False))
+        self.assertEqual(result.content[1], {"type": "text", "text": note})
+        result = zot.tool("host", {"name": "ls", "args": {"p": "x"}, "give": True})
+        self.assertEqual((zot.calls[1]["id"], result.text), ("call-2", "x"))
+        result = zot.tool("host", {"name": "bash"})
+        wanted = "this test's zot has no answer for its tool bash"
+        self.assertEqual((result.text, result.is_error), (wanted, True))
+
+    def test_call_tool_elsewhere_has_no_parent(self):
+        zot = Zot(probe(), tools={"read": "text"})
+        self.addCleanup(zot.stop)
+        self.assertEqual(zot.command("host", "read").display, "text")
+        self.assertNotIn("parent_id", zot.calls[0])
+        zot.event("turn_end")  # on the read loop, which the answer needs
+        wanted = "cannot call read here: event and panel handlers run on the"
+        self.assertTrue(zot.next("notify")["message"].startswith(wanted))
+        self.assertEqual(len(zot.calls), 1)
+
+    def test_call_tool_never_sends_what_zot_cannot_take(self):
+        bad = "call_tool requires a name and JSON object args"
+        too_old = "this zot is too old to run its tools for extensions (update zot)"
+        for newer, name, args, wanted in [
+            (True, "", {}, bad),
+            (True, "read", [], bad),
+            (False, "read", {}, f"cannot call read: {too_old}"),
+        ]:
+            zot = self.start(newer)
+            result = zot.tool("host", {"name": name, "args": args})
+            self.assertEqual((result.text, result.is_error), (wanted, True))
+            self.assertEqual(zot.calls, [])
+
+    def test_call_tool_cancelled_or_unanswered_cancels_at_zot(self):
+        release = threading.Event()
+        zot = Zot(probe(), tools={"slow": lambda args: release.wait(5) and "late"})
+        self.addCleanup(zot.stop)
+        self.addCleanup(release.set)
+        call = zot.start_tool("host", {"name": "slow"})
+        wait_for(lambda: zot.calls)
+        call.cancel()
+        cancel = {"type": "call_tool_cancel", "id": "call-1"}
+        self.assertEqual(zot.next("call_tool_cancel"), cancel)
+        self.assertEqual(
+            zot.next("notify")["message"], "the call of slow was cancelled"
+        )
+        self.assertTrue(call.no_result(0.1))
+        seconds = runtime.CALL_TOOL_SECONDS
+        self.addCleanup(setattr, runtime, "CALL_TOOL_SECONDS", seconds)
+        runtime.CALL_TOOL_SECONDS = 0.1
+        result = zot.tool("host", {"name": "slow"})
+        wanted = "zot did not answer the call of slow within 0.1 s"
+        self.assertEqual((result.text, result.is_error), (wanted, True))
+        self.assertEqual(zot.next("call_tool_cancel")["id"], "call-2")
+        release.set()  # the answers come late: dropped quietly
+        zot.send({"type": "tool_result", "id": "call-9"})
+        zot.send({"type": "tool_result", "id": ["odd"]})
+        self.assertTrue(zot.quiet(0.1))
+        self.assertIn("no call in flight: 'call-9'", zot.log())
+        self.assertNotIn("'call-1'", zot.log())
+
+    def test_call_tool_reads_odd_fields_as_empty_and_ends_with_zot(self):
+        release = threading.Event()
+        zot = Zot(probe(), tools={"slow": lambda args: release.wait(5) and "late"})
+        self.addCleanup(release.set)
+        call = zot.start_tool("host", {"name": "slow"})
+        wait_for(lambda: zot.calls)
+        odd = {"content": "x", "is_error": "yes", "truncated": 1}
+        zot.send({"type": "tool_result", "id": "call-1", **odd})
+        result = call.result()
+        self.assertEqual((result.content, result.is_error), ([], False))
+        call = zot.start_tool("host", {"name": "slow"})
+        wait_for(lambda: len(zot.calls) == 2)
+        zot.stop()
+        wanted = "zot stopped before answering the call of slow"
+        self.assertEqual(call.result().text, wanted)
+
+    def test_tool_prompt_and_its_fallback_on_an_older_zot(self):
+        zot = self.start()
+        reply = zot.command("host", "prompt")
+        self.assertEqual(
+            (reply.action, reply.tool_name, reply.tool_args, reply.prompt),
+            ("tool_prompt", "read", {"path": "a"}, "Sum it up"),
+        )
+        for args, wanted in [
+            ("", "tool_prompt requires a name and prompt"),
+            ("[]", "tool_prompt args must be a JSON object"),
+        ]:
+            self.assertEqual(zot.command("host", args).error, wanted)
+        zot = self.start(newer=False)
+        reply = zot.command("host", "prompt")
+        self.assertEqual(
+            (reply.action, reply.prompt, reply.tool_name), ("prompt", "Sum it up", "")
+        )
+        wanted = "zot 0.1.62 cannot run a tool from a command: sent the prompt alone"
+        self.assertIn(wanted, zot.log())
+
+    def test_intercepts_that_rewrite_abort_or_hide(self):
+        zot = self.start()
+        answer = zot.intercept_response(
+            "tool_call", tool_name="edit", tool_args={"p": 1}
+        )
+        allowed = {
+            "type": "event_intercept_response",
+            "id": answer["id"],
+            "block": False,
+        }
+        self.assertEqual(answer, {**allowed, "modified_args": {"p": 1, "safe": True}})
+        answer = zot.intercept_response("tool_call", tool_name="write", tool_args={})
+        self.assertEqual(answer, {**allowed, "id": answer["id"]})
+        self.assertIn("sent no modified_args: a list, not a JSON object", zot.log())
+        answer = zot.intercept_response("tool_call", tool_name="glob", tool_args={})
+        self.assertEqual(
+            (answer["block"], answer["reason"], "modified_args" in answer),
+            (True, "no glob", False),
+        )
+        self.assertEqual(zot.intercept("bash", {}), "no bash")
+        self.assertIsNone(zot.intercept("read", {}))
+        self.assertIsNone(zot.turn_start(2))
+        self.assertEqual(zot.turn_start(3), "too many steps: 3")
+        self.assertEqual(zot.intercept_response("turn_start", step="x")["block"], False)
+        self.assertEqual(zot.assistant_message("shout it"), "SHOUT IT")
+        for text in ("as is", "SHOUT"):  # no replace_text: the same text
+            answer = zot.intercept_response("assistant_message", text=text)
+            self.assertEqual(answer, {**allowed, "id": answer["id"]})
+        answer = zot.intercept_response("assistant_message", text="secret")
+        self.assertEqual(
+            answer,
+            {
+                "type": "event_intercept_response",
+                "id": answer["id"],
+                "block": True,
+                "reason": "hidden",
+            },
+        )
+        self.assertIsNone(zot.assistant_message("secret"))
+        answer = zot.intercept_response("assistant_message", text="crash")
+        self.assertEqual(
+            (answer["block"], answer["reason"]), (True, "probe failed: boom")
+        )
 
     def test_notify_and_clear_notes(self):
         zot = self.start()
@@ -107,11 +371,11 @@ class RuntimeTest(unittest.TestCase):
             )
             zot.key("other", "rune", "x")
             zot.send({"type": "panel_resize", "width": 80, "height": 20})
-            self.assertTrue(zot.quiet())
+            self.assertTrue(zot.quiet(0.1))
             zot.close_panel("p")
             self.assertEqual(zot.next("notify")["message"], "closed")
             zot.key("p", "rune", "x")  # closed: forgotten
-            self.assertTrue(zot.quiet())
+            self.assertTrue(zot.quiet(0.1))
             self.assertIn("'other'", zot.log())
 
     def test_closing_a_panel_forgets_it(self):
@@ -121,7 +385,7 @@ class RuntimeTest(unittest.TestCase):
         zot.next("panel_render")
         zot.next("panel_close")
         zot.key("p", "esc")
-        self.assertTrue(zot.quiet())
+        self.assertTrue(zot.quiet(0.1))
 
     def test_rich_results(self):
         result = self.start().tool("rich", {})
@@ -132,8 +396,10 @@ class RuntimeTest(unittest.TestCase):
         ]
         self.assertEqual(result.content, content)
         self.assertEqual(
-            (result.structured_content, result.is_error), ({"n": 1}, False)
+            (result.structured_content, result.activate_tools, result.is_error),
+            ({"n": 1}, ["count"], False),
         )
+        self.assertEqual(self.start().tool("count", {"n": 1}).activate_tools, [])
 
     def test_a_cancelled_call_never_gets_a_result(self):
         zot = self.start()
@@ -141,17 +407,17 @@ class RuntimeTest(unittest.TestCase):
         self.assertEqual(zot.next("notify")["message"], "waiting")
         call.cancel()
         zot.send({"type": "tool_cancel", "id": "unknown"})
-        self.assertTrue(call.no_result())
+        self.assertTrue(call.no_result(0.2))
         rich = zot.start_tool("rich", {})
         self.assertEqual(rich.result().text, "plain**b**")
         rich.cancel()  # finished: ignored
-        self.assertTrue(zot.quiet())
+        self.assertTrue(zot.quiet(0.1))
         self.assertIn("'unknown'", zot.log())
 
     def test_an_older_zot_gets_no_frames_it_cannot_take(self):
         zot = self.start(newer=False)
         self.assertEqual(zot.command("panel", "now").action, "noop")
-        self.assertTrue(zot.quiet())
+        self.assertTrue(zot.quiet(0.1))
         self.assertIn("sent no open_panel frame", zot.log())
 
     def test_before_agent_start_replaces_or_keeps_the_prompt(self):

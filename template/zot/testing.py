@@ -7,6 +7,10 @@ by the name zot knows it by, whatever the function behind it is called.
     result = zot.tool("echo", {"text": "x"})  # a Result: result.text, ...
     zot.stop()
 
+zot's own tools, which the extension runs with ext.call_tool, answer what
+the test says: Zot(main.ext, tools={"read": "its text"}); zot.calls lists
+the calls.
+
 This file belongs to the template: `copier update` brings its fixes.
 """
 
@@ -29,7 +33,8 @@ WAIT = 5.0
 
 @dataclass
 class Reply:
-    """A command's answer: action is prompt, insert, display, open_panel or noop."""
+    """A command's answer: action is prompt, insert, display, open_panel,
+    tool_prompt or noop."""
 
     action: str = "noop"
     prompt: str = ""
@@ -37,6 +42,8 @@ class Reply:
     display: str = ""
     error: str = ""
     panel: dict | None = None  # the panel it opens, if any
+    tool_name: str = ""  # tool_prompt: zot runs this tool, then sends prompt
+    tool_args: dict | None = None
 
 
 @dataclass
@@ -47,6 +54,7 @@ class Result:
     is_error: bool
     content: list = field(default_factory=list)
     structured_content: Any = None
+    activate_tools: list = field(default_factory=list)  # deferred tools it shows
 
 
 class Call:
@@ -61,10 +69,15 @@ class Call:
         content = frame.get("content") or []
         text = "".join(block.get("text", "") for block in content)
         structured = frame.get("structured_content")
-        return Result(text, frame.get("is_error") is True, content, structured)
+        activate = frame.get("activate_tools") or []
+        return Result(
+            text, frame.get("is_error") is True, content, structured, activate
+        )
 
     def cancel(self) -> None:
         """Tell the extension zot has given up on the call (tool_cancel)."""
+        with self._zot._lock:
+            self._zot._running.discard(self.id)
         self._zot.send({"type": "tool_cancel", "id": self.id})
 
     def no_result(self, seconds: float = 0.5) -> bool:
@@ -79,10 +92,21 @@ class Call:
 
 class Zot:
     """zot as the extension sees it, after the handshake. newer=False plays
-    zot 0.1.62, whose hello_ack lists no capabilities."""
+    zot 0.1.62, whose hello_ack lists no capabilities (and which never
+    answers call_tool).
 
-    def __init__(self, ext: Extension, *, newer: bool = True) -> None:
+    TOOLS says what zot's own tools answer the extension's ext.call_tool:
+    tool name -> a str (the text), a dict with "text" (or "content", a list
+    of blocks), "is_error", "truncated", or a function of the args that
+    returns one. A tool without an answer gives an error result."""
+
+    def __init__(
+        self, ext: Extension, *, newer: bool = True, tools: dict | None = None
+    ) -> None:
         self.ext = ext
+        self.newer = newer
+        self.zot_tools = dict(tools or {})  # zot's tools: name -> answer
+        self.calls: list = []  # the call_tool frames the extension sent
         self.project = tempfile.mkdtemp(prefix="zot-test-project-")  # hello_ack's cwd
         self.data_dir = tempfile.mkdtemp(prefix="zot-test-data-")
         self._lines: queue.Queue = queue.Queue()  # to the extension
@@ -90,6 +114,7 @@ class Zot:
         self._frames: queue.Queue = queue.Queue()  # frames sent on their own
         self._log: list = []
         self._ids = 0
+        self._running: set = set()  # the ids of the tool calls under way
         self._lock = threading.Lock()
         ext._log_to = _Lines(self._log.append)
         self._thread = threading.Thread(
@@ -121,9 +146,42 @@ class Zot:
     def _take(self, line: str) -> None:
         """A line from the extension: a reply goes to its request."""
         frame = json.loads(line)
+        if frame.get("type") == "call_tool":
+            self.calls.append(frame)
+            if self.newer:  # zot 0.1.62 logs a frame it does not know
+                threading.Thread(
+                    target=self._run_tool, args=(frame,), daemon=True
+                ).start()
+            return
         with self._lock:
             reply = self._replies.pop(frame.get("id"), None)
+            self._running.discard(frame.get("id"))
         (reply or self._frames).put(frame)
+
+    def _run_tool(self, frame: dict) -> None:
+        """Answer call_tool as zot does: a refusal, or the test's answer (on a
+        thread of its own, like zot: the answer may take its time)."""
+        name, parent = frame.get("name"), frame.get("parent_id")
+        with self._lock:
+            running = set(self._running)
+        answer: Any = {"is_error": True}
+        if parent and parent not in running:
+            answer["text"] = "unknown or expired parent tool call"
+        elif not parent and running:
+            answer["text"] = "parent_id is required while an extension tool is active"
+        elif name not in self.zot_tools:
+            answer["text"] = f"this test's zot has no answer for its tool {name}"
+        else:
+            answer = self.zot_tools[name]
+            answer = answer(frame.get("args")) if callable(answer) else answer
+        if isinstance(answer, str):
+            answer = {"text": answer}
+        text = [{"type": "text", "text": answer.get("text", "")}]
+        fields = {"id": frame.get("id"), "name": name}
+        fields.update(content=answer.get("content") or text)
+        fields.update(is_error=answer.get("is_error") is True)
+        truncated = {"truncated": True} if answer.get("truncated") else {}
+        self.send({"type": "tool_result", **fields, **truncated})
 
     def _feed(self) -> Iterator[bytes]:
         """The extension's stdin: it has handled a line when it reads the next."""
@@ -155,6 +213,8 @@ class Zot:
             self._ids += 1
             request_id, reply = f"test-{self._ids}", queue.Queue()
             self._replies[request_id] = reply
+            if frame["type"] == "tool_call":
+                self._running.add(request_id)
         self.send({**frame, "id": request_id})
         return request_id, reply
 
@@ -186,20 +246,38 @@ class Zot:
         """Call the tool NAME with ARGS and return its result."""
         return self.start_tool(name, args).result()
 
+    def intercept_response(self, event: str, **fields: Any) -> dict:
+        """Send the intercept EVENT (tool_call, turn_start, assistant_message,
+        before_agent_start) with FIELDS (tool_name, tool_args, step, text,
+        ...); the extension's whole answer: block, reason, modified_args,
+        replace_text, system_prompt."""
+        frame = {"type": "event_intercept", "event": event, **fields}
+        return self._wait(self._request(frame)[1], f"answer to the {event} intercept")
+
     def intercept(self, tool: str, args: Any) -> str | None:
         """Ask about a call of TOOL with ARGS before it runs: why the
         extension refuses it, or None when it lets it run."""
-        frame = {"type": "event_intercept", "event": "tool_call"}
-        frame.update(tool_name=tool, tool_args=args)
-        answer = self._wait(self._request(frame)[1], f"verdict on {tool}")
+        answer = self.intercept_response("tool_call", tool_name=tool, tool_args=args)
         return answer.get("reason", "") if answer.get("block") else None
+
+    def turn_start(self, step: int = 1) -> str | None:
+        """Ask before the agent's turn STEP starts: why the extension aborts
+        it, or None when it lets it start."""
+        answer = self.intercept_response("turn_start", step=step)
+        return answer.get("reason", "") if answer.get("block") else None
+
+    def assistant_message(self, text: str, step: int = 1) -> str | None:
+        """Show the model's message TEXT: what the user sees (TEXT, or the
+        extension's replace_text), or None when the extension hides it."""
+        answer = self.intercept_response("assistant_message", step=step, text=text)
+        return None if answer.get("block") else answer.get("replace_text") or text
 
     def before_agent_start(self, system_prompt: str, **fields: Any) -> str | None:
         """The system prompt the extension gives for the next turn, or None
         when it keeps SYSTEM_PROMPT. FIELDS go in the frame too (cwd, ...)."""
-        frame = {"type": "event_intercept", "event": "before_agent_start"}
-        frame.update(system_prompt=system_prompt, **fields)
-        return self._wait(self._request(frame)[1], "system prompt").get("system_prompt")
+        fields["system_prompt"] = system_prompt
+        answer = self.intercept_response("before_agent_start", **fields)
+        return answer.get("system_prompt")
 
     def event(self, name: str, **fields: Any) -> None:
         """Send the event NAME with FIELDS (session_start, turn_end, ...) and

@@ -7,11 +7,15 @@
 //   const result = await zot.tool("echo", { text: "x" }); // result.text, ...
 //   zot.stop();
 //
+// What zot's own tools answer the extension's callTool is up to the test:
+// Zot.start(ext, { tools: { read: "the file" } }), and zot.called lists the
+// calls.
+//
 // It belongs to the template: `copier update` brings its fixes.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ContentBlock, Extension, Panel } from "./runtime.js";
+import type { ContentBlock, Extension, Panel, ToolResult } from "./runtime.js";
 
 /** How long a test waits for the extension: far longer than it should take. */
 const WAIT = 5000;
@@ -27,6 +31,8 @@ export interface Reply {
   display?: string;
   error?: string;
   panel?: Panel; // the panel it opens, if any
+  toolName?: string; // tool_prompt: the tool zot runs first, and its args
+  toolArgs?: Record<string, unknown>;
 }
 
 /** A tool's answer to the model. */
@@ -35,6 +41,25 @@ export interface Result {
   isError: boolean;
   content: ContentBlock[];
   structuredContent?: unknown;
+  activateTools?: string[];
+}
+
+/** What one of zot's tools answers the extension's callTool: a text, or a
+ * result (errorResult(...), { text, is_error, truncated }, ...). */
+export type ToolAnswer = string | ({ text?: string } & Partial<ToolResult>);
+
+/** A tool's answer, or a function of the args the extension sent. */
+export type ZotTool =
+  | ToolAnswer
+  | ((args: Record<string, unknown>) => ToolAnswer | Promise<ToolAnswer>);
+
+/** A call of one of zot's tools the extension made (callTool). */
+export interface ToolUse {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+  parentId?: string; // the tool call it was made in
+  cancelled: boolean; // the extension sent call_tool_cancel
 }
 
 /** A tool call under way (Zot.startTool). */
@@ -56,6 +81,7 @@ export class Call {
       isError,
       content,
       structuredContent: frame.structured_content,
+      activateTools: frame.activate_tools as string[] | undefined,
     };
   }
 
@@ -73,7 +99,8 @@ export class Call {
 }
 
 /** zot as the extension sees it, after the handshake. `newer: false` plays
- * zot 0.1.62, whose hello_ack lists no capabilities. */
+ * zot 0.1.62, whose hello_ack lists no capabilities (and which cannot read
+ * call_tool); `tools` says what zot's tools answer callTool. */
 export class Zot {
   readonly project = mkdtempSync(join(tmpdir(), "zot-test-project-"));
   readonly dataDir = mkdtempSync(join(tmpdir(), "zot-test-data-"));
@@ -81,6 +108,8 @@ export class Zot {
   readonly registrations: Frame[];
   readonly commands: string[] = [];
   readonly tools: string[] = [];
+  /** The calls of zot's tools the extension made, in order. */
+  readonly called: ToolUse[] = [];
   private readonly replies = new Map<string, (frame: Frame) => void>();
   private frames: Frame[] = []; // sent on their own, not taken yet
   private waiting?: () => void;
@@ -89,7 +118,8 @@ export class Zot {
 
   private constructor(
     private readonly ext: Extension,
-    newer: boolean,
+    private readonly newer: boolean,
+    private readonly answers: Record<string, ZotTool>,
   ) {
     ext.serve(
       (line, written) => {
@@ -117,13 +147,25 @@ export class Zot {
   }
 
   /** Runs `ext` as zot does, answering its hello as a newer zot would (or
-   * as zot 0.1.62, with `newer: false`), in folders of its own. */
-  static start(ext: Extension, { newer = true } = {}): Zot {
-    return new Zot(ext, newer);
+   * as zot 0.1.62, with `newer: false`), in folders of its own. `tools`
+   * answers the extension's calls of zot's tools by their name; a tool not
+   * there answers an error. */
+  static start(
+    ext: Extension,
+    {
+      newer = true,
+      tools = {},
+    }: { newer?: boolean; tools?: Record<string, ZotTool> } = {},
+  ): Zot {
+    return new Zot(ext, newer, tools);
   }
 
   /** A line from the extension: a reply goes to its request. */
   private take(frame: Frame): void {
+    if (frame.type === "call_tool" || frame.type === "call_tool_cancel") {
+      this.onCallTool(frame);
+      return;
+    }
     const reply = typeof frame.id === "string" && this.replies.get(frame.id);
     if (reply) {
       this.replies.delete(frame.id as string);
@@ -132,6 +174,53 @@ export class Zot {
     }
     this.frames.push(frame);
     this.waiting?.();
+  }
+
+  /** call_tool: recorded, and answered soon after, as zot does (even once
+   * cancelled: the extension drops that answer). */
+  private onCallTool(frame: Frame): void {
+    const id = String(frame.id);
+    if (frame.type === "call_tool_cancel") {
+      const use = this.called.find((call) => call.id === id);
+      if (use) use.cancelled = true;
+      return;
+    }
+    if (!this.newer) {
+      throw new Error(
+        "the extension sent call_tool to zot 0.1.62: it cannot read it",
+      );
+    }
+    const name = String(frame.name);
+    const args = frame.args as Record<string, unknown>;
+    const parentId = frame.parent_id as string | undefined;
+    this.called.push({ id, name, args, parentId, cancelled: false });
+    const tool = this.answers[name];
+    const answer = async (): Promise<ToolAnswer> => {
+      if (tool === undefined) {
+        const text = `this test's zot has no answer for its tool ${name}`;
+        return { text, is_error: true };
+      }
+      return typeof tool === "function" ? await tool(args) : tool;
+    };
+    void answer()
+      .catch((err: unknown): ToolAnswer => {
+        const text = err instanceof Error ? err.message : String(err);
+        return { text, is_error: true }; // a function that throws
+      })
+      .then((got) => {
+        const given = typeof got === "string" ? { text: got } : got;
+        const { text, content, is_error, truncated } = given;
+        const blocks =
+          content ?? (text === undefined ? [] : [{ type: "text", text }]);
+        this.send({
+          type: "tool_result",
+          id,
+          name,
+          content: blocks,
+          is_error: is_error === true,
+          ...(truncated ? { truncated: true } : {}),
+        });
+      });
   }
 
   /** Sends one frame to the extension, which handles it at once (a request
@@ -173,7 +262,9 @@ export class Zot {
     const answer = await this.within(reply, `answer to /${name}`);
     const { action = "noop", prompt, insert, display, error } = answer;
     const panel = answer.open_panel;
-    return { action, prompt, insert, display, error, panel } as Reply;
+    const [toolName, toolArgs] = [answer.tool_name, answer.tool_args];
+    const fields = { action, prompt, insert, display, error, panel };
+    return { ...fields, toolName, toolArgs } as Reply;
   }
 
   /** Calls the tool `name` with `args` (the model's JSON) and returns at once. */
@@ -191,14 +282,28 @@ export class Zot {
   /** Asks about a call of `tool` with `args` before it runs: why the
    * extension refuses it, or undefined when it lets it run. */
   async intercept(tool: string, args: unknown): Promise<string | undefined> {
-    const frame = { type: "event_intercept", event: "tool_call" };
-    const [, reply] = this.request({
-      ...frame,
-      tool_name: tool,
-      tool_args: args,
-    });
-    const answer = await this.within(reply, `verdict on ${tool}`);
-    return answer.block === true ? String(answer.reason ?? "") : undefined;
+    const fields = { tool_name: tool, tool_args: args };
+    return refusal(await this.interceptAnswer("tool_call", fields));
+  }
+
+  /** Asks before turn `step`: why the extension aborts it, or undefined. */
+  async turnStart(step: number): Promise<string | undefined> {
+    return refusal(await this.interceptAnswer("turn_start", { step }));
+  }
+
+  /** Asks before showing an assistant message: the whole answer (block and
+   * reason, or replace_text). */
+  assistantMessage(text: string): Promise<Frame> {
+    return this.interceptAnswer("assistant_message", { text });
+  }
+
+  /** The whole answer to an intercept of `event` (tool_call, turn_start,
+   * assistant_message, before_agent_start) with `fields` (tool_name and
+   * tool_args, step, text, ...): block, reason, modified_args, ... */
+  async interceptAnswer(event: string, fields: object = {}): Promise<Frame> {
+    const frame = { type: "event_intercept", event, ...fields };
+    const [, reply] = this.request(frame);
+    return await this.within(reply, `answer to the ${event} intercept`);
   }
 
   /** The system prompt the extension gives for the next turn, or undefined
@@ -207,13 +312,10 @@ export class Zot {
     systemPrompt: string,
     fields: object = {},
   ): Promise<string | undefined> {
-    const frame = { type: "event_intercept", event: "before_agent_start" };
-    const [, reply] = this.request({
-      ...frame,
+    const answer = await this.interceptAnswer("before_agent_start", {
       system_prompt: systemPrompt,
       ...fields,
     });
-    const answer = await this.within(reply, "system prompt");
     return answer.system_prompt as string | undefined;
   }
 
@@ -277,4 +379,9 @@ export class Zot {
       );
     }
   }
+}
+
+/** An intercept's reason to block, or undefined when it lets things be. */
+function refusal(answer: Frame): string | undefined {
+  return answer.block === true ? String(answer.reason ?? "") : undefined;
 }

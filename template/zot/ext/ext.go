@@ -4,15 +4,18 @@
 //
 // Its API is the one of zot's Go SDK (github.com/patriceckhart/zot/packages/agent/ext),
 // same names, types and signatures: New, one call per handler (Command,
-// Tool, ToolWithOptions, On, InterceptToolCall, InterceptBeforeAgentStart,
-// OnPanelKey), then Run. What the SDK does not offer has names the SDK does
-// not use: Submit, ClearNotes, NewerHost, OnToolCallBlocked, Markdown,
-// StructuredResult.
+// Tool, ToolWithOptions, DeferredTool, InteractiveTool, On,
+// InterceptToolCall, InterceptToolCallX, InterceptTurnStart,
+// InterceptAssistantMessage, InterceptBeforeAgentStart, OnPanelKey), then
+// Run; CallTool runs one of zot's own tools from a handler, ToolPrompt
+// answers a command with a tool for zot to run. What the SDK does not offer
+// has names the SDK does not use: Submit, ClearNotes, NewerHost,
+// OnToolCallBlocked, Markdown, StructuredResult.
 //
 // Each request runs in its own goroutine, so a slow tool never holds up a
 // guard decision (zot allows a call after 5 s without one), and a handler
-// that panics is still answered. Panel keys and events run on the loop that
-// reads stdin, in zot's order.
+// that panics is still answered. Panel keys, events and the results of
+// CallTool are taken on the loop that reads stdin, in zot's order.
 package ext
 
 import (
@@ -25,7 +28,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // maxLine is the longest line read from zot: zot's own limit is 4 MiB.
@@ -44,12 +51,14 @@ type HostInfo struct {
 
 // Response is a command's answer.
 type Response struct {
-	Action    string `json:"action,omitempty"`
-	Prompt    string `json:"prompt,omitempty"`
-	Insert    string `json:"insert,omitempty"`
-	Display   string `json:"display,omitempty"`
-	OpenPanel *Panel `json:"open_panel,omitempty"`
-	Error     string `json:"error,omitempty"` // shown in red; wins over Action
+	Action    string          `json:"action,omitempty"`
+	Prompt    string          `json:"prompt,omitempty"`
+	ToolName  string          `json:"tool_name,omitempty"` // with ToolPrompt
+	ToolArgs  json.RawMessage `json:"tool_args,omitempty"` // with ToolPrompt: a JSON object
+	Insert    string          `json:"insert,omitempty"`
+	Display   string          `json:"display,omitempty"`
+	OpenPanel *Panel          `json:"open_panel,omitempty"`
+	Error     string          `json:"error,omitempty"` // shown in red; wins over Action
 }
 
 // Prompt submits text as a new user message.
@@ -60,6 +69,26 @@ func Insert(text string) Response { return Response{Action: "insert", Insert: te
 
 // Display shows text as a note in the chat without calling the model.
 func Display(text string) Response { return Response{Action: "display", Display: text} }
+
+// ToolPrompt submits text as a new user message and has zot run its tool
+// name with args (a value that encodes to a JSON object) first. zot 0.1.62
+// cannot: it gets the prompt alone.
+func ToolPrompt(name string, args any, text string) Response {
+	if name == "" || text == "" {
+		return Errorf("tool_prompt requires a name and prompt")
+	}
+	encoded, ok := jsonObject(args)
+	if !ok {
+		return Errorf("tool_prompt args must be a JSON object")
+	}
+	return Response{Action: "tool_prompt", Prompt: text, ToolName: name, ToolArgs: encoded}
+}
+
+// jsonObject encodes value, and reports whether it is a JSON object.
+func jsonObject(value any) (json.RawMessage, bool) {
+	encoded, err := json.Marshal(value)
+	return encoded, err == nil && len(encoded) > 0 && encoded[0] == '{'
+}
 
 // Noop tells zot the command was handled and nothing changes.
 func Noop() Response { return Response{Action: "noop"} }
@@ -120,6 +149,9 @@ func ImageBytes(mimeType string, data []byte) ToolContent {
 type ToolResult struct {
 	Content []ToolContent `json:"content"`
 	IsError bool          `json:"is_error"`
+	// ActivateTools names deferred tools (DeferredTool) zot then shows to
+	// the model.
+	ActivateTools []string `json:"activate_tools,omitempty"`
 	// StructuredContent is the result as JSON, matching the tool's
 	// OutputSchema (ToolOptions).
 	StructuredContent json.RawMessage `json:"structured_content,omitempty"`
@@ -148,14 +180,35 @@ func StructuredResult(value any, content ...ToolContent) ToolResult {
 	return ToolResult{Content: content, StructuredContent: structured}
 }
 
-// ToolOptions are a tool's optional settings.
+// ToolOptions are a tool's optional settings, all of them newer zot's (zot
+// 0.1.62 ignores them).
 type ToolOptions struct {
 	// OutputSchema is the JSON Schema of the results' StructuredContent.
 	OutputSchema json.RawMessage
+	// Namespace groups tools for the model, with a description of the group
+	// and instructions for using it.
+	Namespace             string
+	NamespaceDescription  string
+	NamespaceInstructions string
+	// Exposure is where zot offers the tool: "direct" (the default),
+	// "codemode", "deferred" or "model-only".
+	Exposure string
+	// Deferred tools stay hidden from the model until a result names them
+	// in ActivateTools.
+	Deferred bool
 	// Interactive tools may open panels and wait for the user, with no time
 	// limit (newer zot only).
 	Interactive bool
+	// Replay is what `zot continuous` may do with a call cut short: "never"
+	// (the default), "safe", "idempotent" or "reconcile".
+	Replay string
 }
+
+// The values zot accepts for ToolOptions' Exposure and Replay ("" too).
+var (
+	exposures = []string{"direct", "codemode", "deferred", "model-only"}
+	replays   = []string{"never", "safe", "idempotent", "reconcile"}
+)
 
 // EventResult is the bounded output of a tool, in tool_result events.
 type EventResult struct {
@@ -198,6 +251,30 @@ type Event struct {
 	Text          string          `json:"text"`
 }
 
+// ToolCallDecision is the answer of InterceptToolCallX: Block refuses the
+// call (the model sees Reason), else ModifiedArgs, a JSON object, replaces
+// its arguments (empty: unchanged).
+type ToolCallDecision struct {
+	Block        bool
+	Reason       string
+	ModifiedArgs json.RawMessage
+}
+
+// TurnStartDecision is the answer of InterceptTurnStart: Block ends the turn
+// before the model is called.
+type TurnStartDecision struct {
+	Block  bool
+	Reason string
+}
+
+// AssistantMessageDecision is the answer of InterceptAssistantMessage: Block
+// hides the model's text, else a non-empty ReplaceText is shown instead.
+type AssistantMessageDecision struct {
+	Block       bool
+	Reason      string
+	ReplaceText string
+}
+
 // BeforeAgentStartEvent is what zot says before the model starts on a
 // prompt (newer zot only).
 type BeforeAgentStartEvent struct {
@@ -230,28 +307,43 @@ type Extension struct {
 	events        []string
 	onEvent       map[string]func(Event)
 	guard         func(toolName string, args json.RawMessage) (allow bool, reason string)
+	guardX        func(toolName string, args json.RawMessage) ToolCallDecision
 	onBlocked     func(toolName, reason string)
 	beforeStart   func(BeforeAgentStartEvent) *string
+	turnStart     func(step int) TurnStartDecision
+	assistant     func(text string) AssistantMessageDecision
 	onHello       func(HostInfo)
 	usesPanels    bool
+	canCallTool   atomic.Bool // hello_ack lists call_tool
 
 	out     io.Writer // stdout
+	log     io.Writer // stderr
 	writeMu sync.Mutex
-	mu      sync.Mutex                     // guards running and panels
+	mu      sync.Mutex                     // guards running, panels, calls and abandoned
 	running map[string]*context.CancelFunc // by id: the tool calls running
 	panels  map[string]panelHandlers
+
+	callIDs   atomic.Int64
+	calls     map[string]chan frame // by id: CallTool's calls waiting for zot
+	abandoned map[string]bool       // calls given up on, whose result is dropped
+	stopped   chan struct{}         // closed when Run returns
+	stopOnce  sync.Once
 }
 
 // New makes an extension; name is the manifest's name.
 func New(name, version string) *Extension {
 	return &Extension{
 		name: name, version: version,
-		commands: map[string]func(string) Response{},
-		tools:    map[string]toolHandler{},
-		onEvent:  map[string]func(Event){},
-		out:      os.Stdout,
-		running:  map[string]*context.CancelFunc{},
-		panels:   map[string]panelHandlers{},
+		commands:  map[string]func(string) Response{},
+		tools:     map[string]toolHandler{},
+		onEvent:   map[string]func(Event){},
+		out:       os.Stdout,
+		log:       os.Stderr,
+		running:   map[string]*context.CancelFunc{},
+		panels:    map[string]panelHandlers{},
+		calls:     map[string]chan frame{},
+		abandoned: map[string]bool{},
+		stopped:   make(chan struct{}),
 	}
 }
 
@@ -273,21 +365,47 @@ func (e *Extension) Tool(name, description string, schema json.RawMessage, run f
 
 // ToolWithOptions registers a tool whose handler gets a context that is
 // cancelled when zot gives up on the call; the result of a cancelled call
-// is never sent.
+// is never sent. Pass that context to CallTool. An Exposure or Replay zot
+// does not know panics, before anything is sent.
 func (e *Extension) ToolWithOptions(name, description string, schema json.RawMessage, options ToolOptions,
 	run func(ctx context.Context, args json.RawMessage) ToolResult) {
+	if options.Exposure != "" && !slices.Contains(exposures, options.Exposure) {
+		panic(fmt.Sprintf("tool %s: exposure %q must be one of %s", name, options.Exposure, strings.Join(exposures, ", ")))
+	}
+	if options.Replay != "" && !slices.Contains(replays, options.Replay) {
+		panic(fmt.Sprintf("tool %s: replay %q must be one of %s", name, options.Replay, strings.Join(replays, ", ")))
+	}
 	e.tools[name] = run
 	registration := map[string]any{
 		"type": "register_tool", "name": name, "description": description, "schema": schema,
+	}
+	if len(options.OutputSchema) > 0 {
+		registration["output_schema"] = options.OutputSchema
+	}
+	for key, value := range map[string]string{
+		"namespace": options.Namespace, "namespace_description": options.NamespaceDescription,
+		"namespace_instructions": options.NamespaceInstructions, "exposure": options.Exposure,
+		"replay": options.Replay,
+	} {
+		if value != "" {
+			registration[key] = value
+		}
+	}
+	if options.Deferred {
+		registration["deferred"] = true
 	}
 	if options.Interactive {
 		registration["interactive"] = true
 		e.usesPanels = true
 	}
-	if len(options.OutputSchema) > 0 {
-		registration["output_schema"] = options.OutputSchema
-	}
 	e.registrations = append(e.registrations, registration)
+}
+
+// DeferredTool registers a tool the model sees only once another tool's
+// result names it in ActivateTools (newer zot).
+func (e *Extension) DeferredTool(name, description string, schema json.RawMessage, run func(args json.RawMessage) ToolResult) {
+	e.ToolWithOptions(name, description, schema, ToolOptions{Deferred: true},
+		func(_ context.Context, args json.RawMessage) ToolResult { return run(args) })
 }
 
 // InteractiveTool registers a tool that may open panels and wait for the
@@ -311,8 +429,27 @@ func (e *Extension) InterceptToolCall(guard func(toolName string, args json.RawM
 	e.guard = guard
 }
 
+// InterceptToolCallX registers a guard asked before every tool call runs
+// that may also rewrite the call's arguments; it wins over
+// InterceptToolCall.
+func (e *Extension) InterceptToolCallX(guard func(toolName string, args json.RawMessage) ToolCallDecision) {
+	e.guardX = guard
+}
+
+// InterceptTurnStart registers a handler asked before each turn of the
+// model (step counts them from 1); blocking ends the turn.
+func (e *Extension) InterceptTurnStart(handle func(step int) TurnStartDecision) {
+	e.turnStart = handle
+}
+
+// InterceptAssistantMessage registers a handler asked before the model's
+// final text is shown: it may hide it or show another text.
+func (e *Extension) InterceptAssistantMessage(handle func(text string) AssistantMessageDecision) {
+	e.assistant = handle
+}
+
 // OnToolCallBlocked registers a handler run after zot has received a
-// refusal of the guard (InterceptToolCall).
+// refusal of the guard (InterceptToolCall or InterceptToolCallX).
 func (e *Extension) OnToolCallBlocked(handle func(toolName, reason string)) {
 	e.onBlocked = handle
 }
@@ -337,7 +474,7 @@ func (e *Extension) NewerHost() bool { return e.newerHost }
 // Logf writes a line to stderr, which zot keeps in ext-NAME.log; stdout
 // carries frames only.
 func (e *Extension) Logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "[%s] %s\n", e.name, fmt.Sprintf(format, args...))
+	fmt.Fprintf(e.log, "[%s] %s\n", e.name, fmt.Sprintf(format, args...))
 }
 
 // Notify shows a note to the user: level is "info", "success", "warn" or
@@ -351,6 +488,135 @@ func (e *Extension) ClearNotes() { e.send(map[string]any{"type": "clear_notes"})
 
 // Submit sends text as the user's next prompt (newer zot only).
 func (e *Extension) Submit(text string) { e.send(map[string]any{"type": "submit", "text": text}) }
+
+// callToolTimeout is how long CallTool waits for zot: zot's own limit.
+var callToolTimeout = 60 * time.Second
+
+// truncatedNote ends a result zot cut.
+const truncatedNote = "[zot cut this result: over 256 KiB]"
+
+// parentCall is the key of the id of the tool call whose handler got the
+// context (ToolWithOptions).
+type parentCall struct{}
+
+// callError is CallTool's error: its text is the error result's; it wraps
+// ctx.Err() when the call was cancelled.
+type callError struct {
+	text  string
+	cause error
+}
+
+func (e *callError) Error() string { return e.text }
+func (e *callError) Unwrap() error { return e.cause }
+
+// CallTool runs zot's tool name (such as "read" or "bash") with args, a
+// value that encodes to a JSON object, and returns its result. Pass the
+// context of the tool handler that makes the call: zot needs it to know the
+// call's parent, and cancelling it (zot gave up on the outer call) cancels
+// this one. zot's own answer, an error result included (a refusal, a tool
+// that failed), comes with a nil error. When the call could not run (a zot
+// too old to run its tools, args that are not an object, no answer within
+// 60 s, ctx done, zot stopped) the result is an error result and err says
+// the same. zot cuts a result over 256 KiB and says so in a last text block.
+func (e *Extension) CallTool(ctx context.Context, name string, args any) (ToolResult, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	fail := func(cause error, format string, values ...any) (ToolResult, error) {
+		text := fmt.Sprintf(format, values...)
+		return TextErrorResult(text), &callError{text, cause}
+	}
+	if !e.canCallTool.Load() { // zot 0.1.62 would never answer
+		return fail(nil, "cannot call %s: this zot is too old to run its tools for extensions (update zot)", name)
+	}
+	encoded, ok := jsonObject(args)
+	if name == "" || !ok {
+		return fail(nil, "call_tool requires a name and JSON object args")
+	}
+	id := fmt.Sprintf("call-%d", e.callIDs.Add(1))
+	reply := make(chan frame, 1)
+	e.mu.Lock()
+	e.calls[id] = reply
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.calls, id)
+		e.mu.Unlock()
+	}()
+	call := map[string]any{"type": "call_tool", "id": id, "name": name, "args": encoded}
+	if parent, _ := ctx.Value(parentCall{}).(string); parent != "" {
+		call["parent_id"] = parent
+	}
+	select {
+	case <-e.stopped:
+		return fail(nil, "zot stopped before answering the call of %s", name)
+	default:
+	}
+	e.send(call)
+	timeout := time.NewTimer(callToolTimeout)
+	defer timeout.Stop()
+	select {
+	case f := <-reply:
+		return hostResult(f), nil
+	case <-ctx.Done():
+		e.abandon(id)
+		return fail(ctx.Err(), "the call of %s was cancelled", name)
+	case <-timeout.C:
+		e.abandon(id)
+		return fail(context.DeadlineExceeded, "zot did not answer the call of %s within 60 s", name)
+	case <-e.stopped:
+		return fail(nil, "zot stopped before answering the call of %s", name)
+	}
+}
+
+// abandon tells zot to cancel a call; zot answers it all the same, and that
+// result is dropped.
+func (e *Extension) abandon(id string) {
+	e.mu.Lock()
+	if _, waiting := e.calls[id]; waiting { // else its result came already
+		e.abandoned[id] = true
+	}
+	delete(e.calls, id)
+	e.mu.Unlock()
+	e.send(map[string]any{"type": "call_tool_cancel", "id": id})
+}
+
+// callResult hands zot's tool_result to the CallTool waiting for it, without
+// waiting itself: it runs on the read loop.
+func (e *Extension) callResult(f frame) {
+	id, _ := f.text("id")
+	e.mu.Lock()
+	reply, waiting := e.calls[id]
+	delete(e.calls, id)
+	abandoned := e.abandoned[id]
+	delete(e.abandoned, id)
+	e.mu.Unlock()
+	switch {
+	case waiting:
+		reply <- f // the only send on its channel, of room 1
+	case !abandoned:
+		e.Logf("ignored a tool_result for %q, which is no call of a tool of zot's", id)
+	}
+}
+
+// hostResult reads zot's tool_result; a field of the wrong type reads as
+// empty or false.
+func hostResult(f frame) ToolResult {
+	var blocks []json.RawMessage
+	_ = json.Unmarshal(f["content"], &blocks)
+	result := ToolResult{Content: []ToolContent{}, IsError: string(f["is_error"]) == "true"}
+	for _, raw := range blocks {
+		var block ToolContent
+		if len(raw) > 0 && raw[0] == '{' {
+			_ = json.Unmarshal(raw, &block) // a field of the wrong type stays empty
+			result.Content = append(result.Content, block)
+		}
+	}
+	if string(f["truncated"]) == "true" {
+		result.Content = append(result.Content, Text(truncatedNote))
+	}
+	return result
+}
 
 // OnPanelKey routes the keys of panel panelID to onKey and its closing by
 // zot to onClose (either may be nil) until the panel closes. Both run on
@@ -388,8 +654,11 @@ func (e *Extension) ClosePanel(panelID string) {
 func (e *Extension) Run() error { return e.serve(os.Stdin) }
 
 func (e *Extension) serve(stdin io.Reader) error {
-	// Capabilities are information for zot (tool_cancel asks it to send
-	// tool_cancel): what is registered.
+	// Calls of zot's tools still waiting learn that zot has stopped.
+	defer e.stopOnce.Do(func() { close(e.stopped) })
+	// Capabilities are information for zot, but for tool_cancel (zot sends
+	// it) and call_tool (zot runs its tools for the extension only then):
+	// what is registered, and call_tool always.
 	capabilities := []string{}
 	if len(e.commands) > 0 {
 		capabilities = append(capabilities, "commands")
@@ -397,7 +666,7 @@ func (e *Extension) serve(stdin io.Reader) error {
 	if len(e.tools) > 0 {
 		capabilities = append(capabilities, "tools")
 	}
-	if len(e.events) > 0 || e.guard != nil || e.beforeStart != nil {
+	if len(e.events) > 0 || len(e.intercepts()) > 0 {
 		capabilities = append(capabilities, "events")
 	}
 	if e.usesPanels {
@@ -406,6 +675,7 @@ func (e *Extension) serve(stdin io.Reader) error {
 	if len(e.tools) > 0 {
 		capabilities = append(capabilities, "tool_cancel")
 	}
+	capabilities = append(capabilities, "call_tool")
 	// The first line on stdout must be hello.
 	e.send(map[string]any{
 		"type": "hello", "name": e.name, "version": e.version, "capabilities": capabilities,
@@ -507,8 +777,9 @@ func (e *Extension) handle(line []byte) (stop bool) {
 			e.cancelTool(id)
 		case kind == "tool_call":
 			// The call is known before its goroutine starts, so a
-			// tool_cancel right behind it finds it.
-			ctx, cancel := context.WithCancel(context.Background())
+			// tool_cancel right behind it finds it. Its context names it as
+			// the parent of the calls CallTool makes with it.
+			ctx, cancel := context.WithCancel(context.WithValue(context.Background(), parentCall{}, id))
 			e.mu.Lock()
 			e.running[id] = &cancel
 			e.mu.Unlock()
@@ -516,6 +787,8 @@ func (e *Extension) handle(line []byte) (stop bool) {
 		default:
 			go e.answer(kind, id, f)
 		}
+	case "tool_result": // zot's answer to CallTool
+		e.callResult(f)
 	case "panel_key", "panel_close":
 		e.panelFrame(kind, f)
 	case "panel_resize":
@@ -542,25 +815,41 @@ func (e *Extension) register(line []byte) {
 	if err := json.Unmarshal(line, &ack); err != nil {
 		e.Logf("hello_ack: %v", err)
 	}
+	var capabilities []any
+	_ = json.Unmarshal(ack.Capabilities, &capabilities)
 	e.host, e.newerHost = ack.HostInfo, bytes.HasPrefix(ack.Capabilities, []byte("["))
+	e.canCallTool.Store(slices.Contains(capabilities, any("call_tool")))
 	if e.onHello != nil {
 		e.onHello(e.host)
 	}
 	for _, registration := range e.registrations {
 		e.send(registration)
 	}
-	intercept := []string{}
-	if e.guard != nil {
-		intercept = append(intercept, "tool_call")
-	}
-	if e.beforeStart != nil {
-		intercept = append(intercept, "before_agent_start")
-	}
+	intercept := e.intercepts()
 	if len(e.events) > 0 || len(intercept) > 0 {
 		events := append([]string{}, e.events...)
 		e.send(map[string]any{"type": "subscribe", "events": events, "intercept": intercept})
 	}
 	e.send(map[string]any{"type": "ready"})
+}
+
+// intercepts are the intercepts registered, in the order subscribe lists them.
+func (e *Extension) intercepts() []string {
+	intercept := []string{}
+	for _, on := range []struct {
+		registered bool
+		name       string
+	}{
+		{e.guard != nil || e.guardX != nil, "tool_call"},
+		{e.beforeStart != nil, "before_agent_start"},
+		{e.turnStart != nil, "turn_start"},
+		{e.assistant != nil, "assistant_message"},
+	} {
+		if on.registered {
+			intercept = append(intercept, on.name)
+		}
+	}
+	return intercept
 }
 
 // event runs an event's handler on the read loop, so handlers see zot's order.
@@ -670,8 +959,7 @@ func (e *Extension) answer(kind, id string, f frame) {
 	default:
 		reply := e.intercept(id, f)
 		e.send(reply)
-		if reply.Block && e.onBlocked != nil {
-			toolName, _ := f.text("tool_name")
+		if toolName, _ := f.text("tool_name"); reply.Block && event == "tool_call" && e.onBlocked != nil {
 			e.onBlocked(toolName, reply.Reason)
 		}
 	}
@@ -690,10 +978,12 @@ type toolResult struct {
 }
 
 type interceptResponse struct {
-	Type   string `json:"type"`
-	ID     string `json:"id"`
-	Block  bool   `json:"block"`
-	Reason string `json:"reason,omitempty"`
+	Type         string          `json:"type"`
+	ID           string          `json:"id"`
+	Block        bool            `json:"block"`
+	Reason       string          `json:"reason,omitempty"`
+	ModifiedArgs json.RawMessage `json:"modified_args,omitempty"`
+	ReplaceText  string          `json:"replace_text,omitempty"`
 }
 
 // promptResponse answers before_agent_start: no system_prompt keeps it.
@@ -710,18 +1000,54 @@ func (e *Extension) runCommand(id string, f frame) commandResponse {
 	if run := e.commands[name]; run != nil {
 		reply = run(args)
 	}
-	if reply.Action == "" {
+	switch {
+	case reply.Action == "":
 		reply.Action = "noop"
+	case reply.Action == "tool_prompt" && reply.Error == "":
+		reply = ToolPrompt(reply.ToolName, reply.ToolArgs, reply.Prompt) // checked, if made by hand
+		if reply.Error == "" && !e.newerHost {
+			// zot 0.1.62 would show "unknown action tool_prompt".
+			e.Logf("zot 0.1.62 cannot run a tool from a command: sent the prompt alone")
+			reply = Prompt(reply.Prompt)
+		}
 	}
 	return commandResponse{Type: "command_response", ID: id, Response: reply}
 }
 
+// intercept asks the handler of a tool_call, turn_start or
+// assistant_message intercept; without one the answer allows.
 func (e *Extension) intercept(id string, f frame) interceptResponse {
 	reply := interceptResponse{Type: "event_intercept_response", ID: id}
-	if event, _ := f.text("event"); event == "tool_call" && e.guard != nil {
+	event, _ := f.text("event")
+	switch {
+	case event == "tool_call" && e.guardX != nil:
+		toolName, _ := f.text("tool_name")
+		decision := e.guardX(toolName, f["tool_args"])
+		reply.Block, reply.Reason = decision.Block, decision.Reason
+		if !decision.Block && len(decision.ModifiedArgs) > 0 {
+			if args, ok := jsonObject(decision.ModifiedArgs); ok {
+				reply.ModifiedArgs = args
+			} else {
+				e.Logf("the arguments of %s were not changed: modified_args must be a JSON object, not %.80s",
+					toolName, decision.ModifiedArgs)
+			}
+		}
+	case event == "tool_call" && e.guard != nil:
 		toolName, _ := f.text("tool_name")
 		allow, reason := e.guard(toolName, f["tool_args"])
 		reply.Block, reply.Reason = !allow, reason
+	case event == "turn_start" && e.turnStart != nil:
+		var step int
+		_ = json.Unmarshal(f["step"], &step) // not a number: 0
+		decision := e.turnStart(step)
+		reply.Block, reply.Reason = decision.Block, decision.Reason
+	case event == "assistant_message" && e.assistant != nil:
+		text, _ := f.text("text")
+		decision := e.assistant(text)
+		reply.Block, reply.Reason = decision.Block, decision.Reason
+		if !decision.Block && decision.ReplaceText != text {
+			reply.ReplaceText = decision.ReplaceText // "" is left out: shown as is
+		}
 	}
 	return reply
 }

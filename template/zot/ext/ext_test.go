@@ -45,6 +45,9 @@ func TestHandshakeOnANewerAndAnOlderHost(t *testing.T) {
 		e.Command("c", "a command", func(string) Response { return Noop() })
 		e.Tool("t", "a tool", json.RawMessage(`{"type":"object"}`), func(json.RawMessage) ToolResult { return TextResult("") })
 		e.InterceptBeforeAgentStart(func(BeforeAgentStartEvent) *string { return nil })
+		e.InterceptAssistantMessage(func(string) AssistantMessageDecision { return AssistantMessageDecision{} })
+		e.InterceptTurnStart(func(int) TurnStartDecision { return TurnStartDecision{} })
+		e.InterceptToolCall(func(string, json.RawMessage) (bool, string) { return true, "" })
 		e.InteractiveTool("i", "asks", json.RawMessage(`{"type":"object"}`),
 			func(context.Context, json.RawMessage) ToolResult { return TextResult("") })
 		zot := connect(t, e, false)
@@ -53,19 +56,36 @@ func TestHandshakeOnANewerAndAnOlderHost(t *testing.T) {
 			t.Fatal(err)
 		}
 		hello := zot.next()
-		if got := hello["capabilities"]; !reflect.DeepEqual(got, []any{"commands", "tools", "events", "panels", "tool_cancel"}) {
-			t.Errorf("hello capabilities %v", got)
+		want := []any{"commands", "tools", "events", "panels", "tool_cancel", "call_tool"}
+		if got := hello["capabilities"]; !reflect.DeepEqual(got, want) {
+			t.Errorf("hello capabilities %v, want %v", got, want)
 		}
+		intercepts := []any{"tool_call", "before_agent_start", "turn_start", "assistant_message"}
 		for _, want := range []string{"register_command", "register_tool", "register_tool", "subscribe", "ready", "shutdown_ack"} {
 			if frame := zot.next(); frame["type"] != want {
 				t.Fatalf("%v, want a %s frame", frame, want)
-			} else if want == "subscribe" && !reflect.DeepEqual(frame["intercept"], []any{"before_agent_start"}) {
-				t.Errorf("subscribe %v, want the before_agent_start intercept", frame)
+			} else if want == "subscribe" && !reflect.DeepEqual(frame["intercept"], intercepts) {
+				t.Errorf("subscribe %v, want the intercepts %v", frame, intercepts)
 			}
 		}
 		if newer := strings.Contains(ack, "capabilities"); e.NewerHost() != newer || e.Host().CWD != "/p" {
 			t.Errorf("hello_ack with %s: NewerHost() %v, Host() %+v", ack, e.NewerHost(), e.Host())
 		}
+		if calls := strings.Contains(ack, "call_tool"); e.canCallTool.Load() != calls {
+			t.Errorf("hello_ack with %s: CallTool usable %v", ack, !calls)
+		}
+	}
+}
+
+func TestHelloListsCallToolEvenWithNothingRegistered(t *testing.T) {
+	e := New("probe", "1.0.0")
+	e.InterceptTurnStart(func(int) TurnStartDecision { return TurnStartDecision{} })
+	zot := connect(t, e, true)
+	if err := e.serve(strings.NewReader("")); err != nil {
+		t.Fatal(err)
+	}
+	if got := zot.next()["capabilities"]; !reflect.DeepEqual(got, []any{"events", "call_tool"}) {
+		t.Errorf("hello capabilities %v, want [events call_tool]", got)
 	}
 }
 
@@ -73,16 +93,66 @@ func TestRegisterToolSendsOptionsOnlyWhenUsed(t *testing.T) {
 	e := New("probe", "1.0.0")
 	schema := json.RawMessage(`{"type":"object"}`)
 	e.Tool("plain", "d", schema, func(json.RawMessage) ToolResult { return TextResult("") })
-	e.ToolWithOptions("rich", "d", schema, ToolOptions{Interactive: true, OutputSchema: schema},
-		func(context.Context, json.RawMessage) ToolResult { return TextResult("") })
-	plain, _ := json.Marshal(e.registrations[0])
-	rich, _ := json.Marshal(e.registrations[1])
-	if strings.Contains(string(plain), "interactive") || strings.Contains(string(plain), "output_schema") {
-		t.Errorf("plain tool: %s", plain)
+	e.ToolWithOptions("rich", "d", schema, ToolOptions{
+		OutputSchema: schema, Namespace: "git", NamespaceDescription: "Git tools", NamespaceInstructions: "Commit often.",
+		Exposure: "codemode", Deferred: true, Interactive: true, Replay: "idempotent",
+	}, func(context.Context, json.RawMessage) ToolResult { return TextResult("") })
+	e.DeferredTool("later", "d", schema, func(json.RawMessage) ToolResult { return TextResult("") })
+	zot := connect(t, e, true)
+	for _, registration := range e.registrations {
+		e.send(registration)
 	}
-	if !strings.Contains(string(rich), `"interactive":true`) || !strings.Contains(string(rich), `"output_schema":{"type":"object"}`) {
-		t.Errorf("rich tool: %s", rich)
+	zot.expect(`{"type": "register_tool", "name": "plain", "description": "d", "schema": {"type": "object"}}`)
+	zot.expect(`{"type": "register_tool", "name": "rich", "description": "d", "schema": {"type": "object"},
+		"output_schema": {"type": "object"}, "namespace": "git", "namespace_description": "Git tools",
+		"namespace_instructions": "Commit often.", "exposure": "codemode", "deferred": true,
+		"interactive": true, "replay": "idempotent"}`)
+	zot.expect(`{"type": "register_tool", "name": "later", "description": "d", "schema": {"type": "object"}, "deferred": true}`)
+}
+
+func TestAnExposureOrReplayZotDoesNotKnowPanicsAtRegistration(t *testing.T) {
+	for _, refused := range []struct {
+		options ToolOptions
+		want    string
+	}{
+		{ToolOptions{Exposure: "hidden"}, `tool t: exposure "hidden" must be one of direct, codemode, deferred, model-only`},
+		{ToolOptions{Replay: "always", Exposure: "direct"}, `tool t: replay "always" must be one of never, safe, idempotent, reconcile`},
+	} {
+		options, want := refused.options, refused.want
+		e := New("probe", "1.0.0")
+		func() {
+			defer func() {
+				if got := recover(); got != want {
+					t.Errorf("ToolWithOptions(%+v) panicked with %v, want %q", options, got, want)
+				}
+			}()
+			e.ToolWithOptions("t", "d", json.RawMessage(`{}`), options,
+				func(context.Context, json.RawMessage) ToolResult { return TextResult("") })
+		}()
+		if len(e.registrations) != 0 || e.tools["t"] != nil {
+			t.Errorf("ToolWithOptions(%+v) registered the tool", options)
+		}
 	}
+	for _, exposure := range []string{"", "direct", "codemode", "deferred", "model-only"} {
+		for _, replay := range []string{"", "never", "safe", "idempotent", "reconcile"} {
+			New("probe", "1.0.0").ToolWithOptions("t", "d", json.RawMessage(`{}`),
+				ToolOptions{Exposure: exposure, Replay: replay},
+				func(context.Context, json.RawMessage) ToolResult { return TextResult("") })
+		}
+	}
+}
+
+func TestAResultActivatesDeferredTools(t *testing.T) {
+	e := New("probe", "1.0.0")
+	e.Tool("open", "d", json.RawMessage(`{}`), func(json.RawMessage) ToolResult {
+		result := TextResult("more tools")
+		result.ActivateTools = []string{"later"}
+		return result
+	})
+	zot := connect(t, e, true)
+	zot.send(`{"type": "tool_call", "id": "1", "name": "open", "args": {}}`)
+	zot.expect(`{"type": "tool_result", "id": "1", "content": [{"type": "text", "text": "more tools"}], "is_error": false,
+		"activate_tools": ["later"]}`)
 }
 
 func TestNotesAndSubmitFrames(t *testing.T) {
@@ -298,21 +368,324 @@ func TestMalformedAndUnknownFramesWriteNothing(t *testing.T) {
 	zot.quiet()
 }
 
+// reader registers the tool "reader", which calls zot's tool "read" with
+// its own arguments and answers what CallTool returned, err included.
+func reader(e *Extension) {
+	e.ToolWithOptions("reader", "d", json.RawMessage(`{}`), ToolOptions{},
+		func(ctx context.Context, args json.RawMessage) ToolResult {
+			result, err := e.CallTool(ctx, "read", args)
+			if err != nil {
+				result.Content = append(result.Content, Text(" | err: "+err.Error()))
+			}
+			return result
+		})
+}
+
+func TestCallToolFromAToolHandlerNamesItsParent(t *testing.T) {
+	e := New("probe", "1.0.0")
+	reader(e)
+	zot := connect(t, e, true)
+	zot.send(`{"type": "tool_call", "id": "outer-1", "name": "reader", "args": {"path": "a.go"}}`)
+	zot.expect(`{"type": "call_tool", "id": "call-1", "name": "read", "args": {"path": "a.go"}, "parent_id": "outer-1"}`)
+	zot.send(`{"type": "tool_result", "id": "call-1", "name": "read", "content": [{"type": "text", "text": "package a"}]}`)
+	zot.expect(`{"type": "tool_result", "id": "outer-1", "content": [{"type": "text", "text": "package a"}], "is_error": false}`)
+	// zot's refusals are error results, with a nil error
+	zot.send(`{"type": "tool_call", "id": "outer-2", "name": "reader", "args": {}}`)
+	zot.expect(`{"type": "call_tool", "id": "call-2", "name": "read", "args": {}, "parent_id": "outer-2"}`)
+	zot.send(`{"type": "tool_result", "id": "call-2", "name": "read", "is_error": true,
+		"content": [{"type": "text", "text": "tool call depth limit reached"}]}`)
+	zot.expect(`{"type": "tool_result", "id": "outer-2", "content": [{"type": "text", "text": "tool call depth limit reached"}],
+		"is_error": true}`)
+}
+
+func TestCallToolReadsZotsAnswerWhateverItIs(t *testing.T) {
+	e := New("probe", "1.0.0")
+	zot := connect(t, e, true)
+	for i, c := range []struct{ answer, want string }{
+		{`"content": [{"type": "text", "text": "big"}], "is_error": false, "truncated": true`,
+			`{"content": [{"type": "text", "text": "big"}, {"type": "text", "text": "[zot cut this result: over 256 KiB]"}], "is_error": false}`},
+		{`"content": [{"type": "image", "mime_type": "image/png", "data": "iVBO"}], "is_error": true`,
+			`{"content": [{"type": "image", "mime_type": "image/png", "data": "iVBO"}], "is_error": true}`},
+		{`"content": "text", "is_error": "yes", "truncated": 1`, `{"content": [], "is_error": false}`},
+		{`"content": [7, {"type": "text", "text": 5}, {"type": "text", "text": "ok", "format": "markdown"}]`,
+			`{"content": [{"type": "text"}, {"type": "text", "text": "ok", "format": "markdown"}], "is_error": false}`},
+		{``, `{"content": [], "is_error": false}`},
+	} {
+		id := fmt.Sprintf("call-%d", i+1)
+		got := make(chan ToolResult, 1)
+		go func() {
+			result, err := e.CallTool(context.Background(), "read", map[string]string{"path": "x"})
+			if err != nil {
+				t.Errorf("CallTool: err %v for zot's own answer", err)
+			}
+			got <- result
+		}()
+		zot.expect(`{"type": "call_tool", "id": "` + id + `", "name": "read", "args": {"path": "x"}}`) // no parent_id
+		if c.answer != "" {
+			c.answer = ", " + c.answer
+		}
+		zot.send(`{"type": "tool_result", "id": "` + id + `"` + c.answer + `}`)
+		if result, _ := json.Marshal(<-got); !sameJSON(t, string(result), c.want) {
+			t.Errorf("answer %s: CallTool returned %s, want %s", c.answer, result, c.want)
+		}
+	}
+	zot.send(`{"type": "tool_result", "id": "call-1", "content": []}`) // answered already
+	zot.send(`{"type": "tool_result", "content": []}`)
+	zot.quiet()
+	if log := zot.log.String(); strings.Count(log, "which is no call of a tool of zot's") != 2 {
+		t.Errorf("log %q, want two lines about the unknown tool_results", log)
+	}
+}
+
+func TestCallToolOnZot0162SendsNothing(t *testing.T) {
+	e := New("probe", "1.0.0")
+	reader(e)
+	zot := connect(t, e, false)
+	zot.send(`{"type": "tool_call", "id": "1", "name": "reader", "args": {"path": "a.go"}}`)
+	text := "cannot call read: this zot is too old to run its tools for extensions (update zot)"
+	zot.expectFrame(map[string]any{"type": "tool_result", "id": "1", "is_error": true, "content": []map[string]string{
+		{"type": "text", "text": text}, {"type": "text", "text": " | err: " + text}}})
+	// too old comes first, whatever the call
+	if _, err := e.CallTool(context.Background(), "bash", "not an object"); err == nil || err.Error() != strings.ReplaceAll(text, "read", "bash") {
+		t.Errorf("err %v, want the zot too old", err)
+	}
+	zot.quiet()
+}
+
+func TestCallToolWithoutANameOrObjectArgsSendsNothing(t *testing.T) {
+	e := New("probe", "1.0.0")
+	zot := connect(t, e, true)
+	want := "call_tool requires a name and JSON object args"
+	for _, c := range []struct {
+		name string
+		args any
+	}{
+		{"", map[string]any{}}, {"read", nil}, {"read", []int{1}}, {"read", "{}"}, {"read", json.RawMessage(`[1]`)},
+		{"read", json.RawMessage(`{`)}, {"read", make(chan int)},
+	} {
+		result, err := e.CallTool(context.Background(), c.name, c.args)
+		if err == nil || err.Error() != want || !result.IsError || result.Content[0].Text != want {
+			t.Errorf("CallTool(%q, %#v) = %+v, %v; want the error %q", c.name, c.args, result, err, want)
+		}
+	}
+	zot.quiet()
+	go func() { _, _ = e.CallTool(context.Background(), "read", json.RawMessage(` {"path": "a"} `)) }()
+	zot.expect(`{"type": "call_tool", "id": "call-1", "name": "read", "args": {"path": "a"}}`)
+}
+
+func TestCancellingTheOuterCallCancelsTheCallOfZotsTool(t *testing.T) {
+	e := New("probe", "1.0.0")
+	errs := make(chan error, 1)
+	e.ToolWithOptions("waits", "d", json.RawMessage(`{}`), ToolOptions{},
+		func(ctx context.Context, args json.RawMessage) ToolResult {
+			result, err := e.CallTool(ctx, "bash", args)
+			if !result.IsError || result.Content[0].Text != "the call of bash was cancelled" {
+				t.Errorf("CallTool returned %+v", result)
+			}
+			errs <- err
+			return result
+		})
+	zot := connect(t, e, true)
+	zot.send(`{"type": "tool_call", "id": "outer", "name": "waits", "args": {"command": "sleep 9"}}`)
+	zot.expect(`{"type": "call_tool", "id": "call-1", "name": "bash", "args": {"command": "sleep 9"}, "parent_id": "outer"}`)
+	zot.send(`{"type": "tool_cancel", "id": "outer"}`)
+	zot.expect(`{"type": "call_tool_cancel", "id": "call-1"}`)
+	if err := <-errs; err == nil || err.Error() != "the call of bash was cancelled" || !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want the call cancelled (context.Canceled)", err)
+	}
+	zot.send(`{"type": "tool_result", "id": "call-1", "content": [], "is_error": true}`) // zot answers all the same
+	zot.quiet()                                                                          // and no result for the cancelled outer call
+	if log := zot.log.String(); log != "" {
+		t.Errorf("logged %q, want the late result dropped quietly", log)
+	}
+}
+
+func TestCallToolGivesUpAfterTheTimeLimit(t *testing.T) {
+	limit := callToolTimeout
+	callToolTimeout = 20 * time.Millisecond
+	t.Cleanup(func() { callToolTimeout = limit })
+	e := New("probe", "1.0.0")
+	zot := connect(t, e, true)
+	result, err := e.CallTool(context.Background(), "read", map[string]any{})
+	want := "zot did not answer the call of read within 60 s"
+	if err == nil || err.Error() != want || !result.IsError || result.Content[0].Text != want {
+		t.Errorf("CallTool = %+v, %v; want the error %q", result, err, want)
+	}
+	zot.expect(`{"type": "call_tool", "id": "call-1", "name": "read", "args": {}}`)
+	zot.expect(`{"type": "call_tool_cancel", "id": "call-1"}`)
+}
+
+func TestCallToolEndsWhenZotStops(t *testing.T) {
+	e := New("probe", "1.0.0")
+	zot := connect(t, e, true)
+	stdin, toExtension := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- e.serve(stdin) }()
+	zot.next() // hello
+	_, _ = toExtension.Write([]byte(`{"type": "hello_ack", "capabilities": ["call_tool"]}` + "\n"))
+	zot.expect(`{"type": "ready"}`)
+	errs := make(chan error, 1)
+	go func() {
+		_, err := e.CallTool(context.Background(), "read", map[string]any{})
+		errs <- err
+	}()
+	zot.expect(`{"type": "call_tool", "id": "call-1", "name": "read", "args": {}}`)
+	_ = toExtension.Close()
+	want := "zot stopped before answering the call of read"
+	if err := <-errs; err == nil || err.Error() != want {
+		t.Errorf("err %v, want %q", err, want)
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CallTool(context.Background(), "read", map[string]any{}); err == nil || err.Error() != want {
+		t.Errorf("after the end: err %v, want %q", err, want)
+	}
+	zot.quiet()
+}
+
+func TestToolPromptAndItsFallbackOnZot0162(t *testing.T) {
+	for _, c := range []struct {
+		response Response
+		want     string
+	}{
+		{ToolPrompt("read", map[string]string{"path": "a.go"}, "Explain a.go"),
+			`{"action": "tool_prompt", "tool_name": "read", "tool_args": {"path": "a.go"}, "prompt": "Explain a.go"}`},
+		{ToolPrompt("", map[string]string{}, "x"), `{"action": "noop", "error": "tool_prompt requires a name and prompt"}`},
+		{ToolPrompt("read", map[string]string{}, ""), `{"action": "noop", "error": "tool_prompt requires a name and prompt"}`},
+		{ToolPrompt("read", []string{}, "x"), `{"action": "noop", "error": "tool_prompt args must be a JSON object"}`},
+		{ToolPrompt("read", nil, "x"), `{"action": "noop", "error": "tool_prompt args must be a JSON object"}`},
+		{Response{Action: "tool_prompt", ToolName: "read", Prompt: "x"}, // made by hand, without args
+			`{"action": "noop", "error": "tool_prompt args must be a JSON object"}`},
+	} {
+		for _, newer := range []bool{true, false} {
+			e := New("probe", "1.0.0")
+			e.Command("c", "d", func(string) Response { return c.response })
+			zot := connect(t, e, newer)
+			zot.send(`{"type": "command_invoked", "id": "1", "name": "c", "args": ""}`)
+			want := c.want
+			if !newer && strings.Contains(want, "tool_prompt\"") {
+				want = `{"action": "prompt", "prompt": "Explain a.go"}`
+			}
+			var fields map[string]any
+			_ = json.Unmarshal([]byte(want), &fields)
+			fields["type"], fields["id"] = "command_response", "1"
+			zot.expectFrame(fields)
+			logged := strings.Contains(zot.log.String(), "zot 0.1.62 cannot run a tool from a command: sent the prompt alone")
+			if logged != (want == `{"action": "prompt", "prompt": "Explain a.go"}`) {
+				t.Errorf("newer %v, %s: logged %q", newer, want, zot.log.String())
+			}
+		}
+	}
+}
+
+func TestInterceptToolCallXMayRewriteTheArguments(t *testing.T) {
+	e := New("probe", "1.0.0")
+	e.InterceptToolCall(func(string, json.RawMessage) (bool, string) { return false, "the plain guard is not asked" })
+	e.InterceptToolCallX(func(tool string, args json.RawMessage) ToolCallDecision {
+		switch tool {
+		case "bash":
+			return ToolCallDecision{ModifiedArgs: json.RawMessage(`{"command": "ls -la", "was": ` + string(args) + `}`)}
+		case "rm":
+			return ToolCallDecision{Block: true, Reason: "no rm", ModifiedArgs: json.RawMessage(`{}`)}
+		case "list":
+			return ToolCallDecision{ModifiedArgs: json.RawMessage(`["not", "an", "object"]`)}
+		case "broken":
+			return ToolCallDecision{ModifiedArgs: json.RawMessage(`{`)}
+		case "crash":
+			panic("boom")
+		}
+		return ToolCallDecision{}
+	})
+	blocked := make(chan string, 8)
+	e.OnToolCallBlocked(func(tool, reason string) { blocked <- tool + ": " + reason })
+	zot := connect(t, e, true)
+	frame := `{"type": "event_intercept", "id": "%d", "event": "tool_call", "tool_id": "t", "tool_name": "%s", "tool_args": {"command": "ls"}}`
+	for i, want := range []string{
+		`{"type": "event_intercept_response", "id": "0", "block": false, "modified_args": {"command": "ls -la", "was": {"command": "ls"}}}`,
+		`{"type": "event_intercept_response", "id": "1", "block": true, "reason": "no rm"}`,
+		`{"type": "event_intercept_response", "id": "2", "block": false}`,
+		`{"type": "event_intercept_response", "id": "3", "block": false}`,
+		`{"type": "event_intercept_response", "id": "4", "block": true, "reason": "probe failed: boom"}`,
+		`{"type": "event_intercept_response", "id": "5", "block": false}`,
+	} {
+		zot.send(fmt.Sprintf(frame, i, []string{"bash", "rm", "list", "broken", "crash", "read"}[i]))
+		zot.expect(want)
+	}
+	if log := zot.log.String(); strings.Count(log, "modified_args must be a JSON object") != 2 {
+		t.Errorf("log %q, want two lines about arguments that are not an object", log)
+	}
+	if got := <-blocked; got != "rm: no rm" || len(blocked) > 0 {
+		t.Errorf("OnToolCallBlocked saw %q (and %d more), want rm's refusal only", got, len(blocked))
+	}
+}
+
+func TestTurnStartAndAssistantMessageIntercepts(t *testing.T) {
+	e := New("probe", "1.0.0")
+	e.InterceptTurnStart(func(step int) TurnStartDecision {
+		switch step {
+		case 3:
+			return TurnStartDecision{Block: true, Reason: "three turns are enough"}
+		case 4:
+			panic("boom")
+		}
+		return TurnStartDecision{Reason: fmt.Sprint(step)}
+	})
+	e.InterceptAssistantMessage(func(text string) AssistantMessageDecision {
+		switch text {
+		case "secret":
+			return AssistantMessageDecision{Block: true, Reason: "hidden", ReplaceText: "x"}
+		case "crash":
+			panic("boom")
+		case "same", "":
+			return AssistantMessageDecision{ReplaceText: text}
+		}
+		return AssistantMessageDecision{ReplaceText: strings.ToUpper(text)}
+	})
+	zot := connect(t, e, true)
+	for i, c := range []struct{ fields, want string }{
+		{`"event": "turn_start", "step": 1`, `"block": false, "reason": "1"`},
+		{`"event": "turn_start", "step": 3`, `"block": true, "reason": "three turns are enough"`},
+		{`"event": "turn_start", "step": 4`, `"block": true, "reason": "probe failed: boom"`},
+		{`"event": "turn_start", "step": "two"`, `"block": false, "reason": "0"`},
+		{`"event": "assistant_message", "text": "hi"`, `"block": false, "replace_text": "HI"`},
+		{`"event": "assistant_message", "text": "same"`, `"block": false`},
+		{`"event": "assistant_message", "text": 5`, `"block": false`},
+		{`"event": "assistant_message", "text": "secret"`, `"block": true, "reason": "hidden"`},
+		{`"event": "assistant_message", "text": "crash"`, `"block": true, "reason": "probe failed: boom"`},
+	} {
+		zot.send(fmt.Sprintf(`{"type": "event_intercept", "id": "%d", %s}`, i, c.fields))
+		zot.expect(fmt.Sprintf(`{"type": "event_intercept_response", "id": "%d", %s}`, i, c.want))
+	}
+}
+
+// sameJSON reports whether two JSON texts hold the same value.
+func sameJSON(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		t.Fatalf("not JSON: %s or %s", a, b)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
 // fakeZot stands for zot in a test: e's frames arrive on frames, and send
 // hands e a line as if zot had written it.
 type fakeZot struct {
 	t      *testing.T
 	e      *Extension
 	frames chan []byte
+	log    *lockedBuffer // what e logs
 }
 
 // connect makes e talk to a fake zot for the test; newer sets whether zot
-// is newer than 0.1.62 (NewerHost).
+// is newer than 0.1.62 (NewerHost) and runs its tools (CallTool).
 func connect(t *testing.T, e *Extension, newer bool) *fakeZot {
-	zot := &fakeZot{t, e, make(chan []byte, 1024)}
-	out, wasNewer := e.out, e.newerHost
-	e.out, e.newerHost = zot, newer
-	t.Cleanup(func() { e.out, e.newerHost = out, wasNewer })
+	zot := &fakeZot{t, e, make(chan []byte, 1024), &lockedBuffer{}}
+	out, log, wasNewer := e.out, e.log, e.newerHost
+	e.out, e.log, e.newerHost = zot, zot.log, newer
+	e.canCallTool.Store(newer)
+	t.Cleanup(func() { e.out, e.log, e.newerHost = out, log, wasNewer })
 	return zot
 }
 
@@ -387,4 +760,10 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.Buffer.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.Buffer.String()
 }

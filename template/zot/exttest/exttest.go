@@ -15,12 +15,18 @@
 //		zot.Stop()
 //		os.Exit(code)
 //	}
+//
+// It plays a newer zot, or zot 0.1.62 with exttest.Start(extension.Run,
+// exttest.OldHost()). Its own tools, which the extension calls with
+// CallTool, answer what a test gives them (AnswerTool), and it records the
+// calls (CalledTools).
 package exttest
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -67,15 +73,56 @@ type Zot struct {
 	// Commands and Tools are what the extension registered.
 	Commands, Tools []string
 
+	old      bool // plays zot 0.1.62
 	ids      atomic.Int64
 	writing  sync.Mutex
 	mu       sync.Mutex
 	waiting  map[string]chan []byte // replies, by request id
+	running  map[string]string      // the tool calls under way: their tool, by id
 	frames   []Frame                // sent by the extension on its own
 	arrived  chan struct{}          // a frame was added to frames
 	problem  string                 // a line that is not a JSON object
+	unread   string                 // a frame zot 0.1.62 cannot read, sent since the last reply
+	answers  map[string]Answer      // what zot's tools answer, by name
+	called   []CalledTool           // since the last request
 	log      strings.Builder
 	finished chan error // Run's result
+}
+
+// Option changes the zot Start plays.
+type Option func(*Zot)
+
+// OldHost makes Start play zot 0.1.62: its hello_ack lists no capabilities,
+// so it runs none of its tools for the extension (a call_tool from the
+// extension fails the test: zot 0.1.62 would never answer it).
+func OldHost() Option { return func(z *Zot) { z.old = true } }
+
+// Answer is what one of zot's own tools answers when the extension calls it
+// (CallTool).
+type Answer struct {
+	Text      string    // the result's text, one text block (when Content is empty)
+	Content   []Content // the result's blocks
+	IsError   bool
+	Truncated bool // zot cut the result (over 256 KiB): the extension adds a note
+}
+
+// CalledTool is a call of one of zot's tools the extension made (CallTool).
+type CalledTool struct {
+	ID, Name string
+	Args     json.RawMessage
+	// ParentID is the id of the tool call whose handler made it (Call.ID),
+	// "" outside a tool call.
+	ParentID string
+	// Cancelled: the extension sent call_tool_cancel for it.
+	Cancelled bool
+}
+
+// Decision is the extension's whole answer to an intercept.
+type Decision struct {
+	Block        bool            `json:"block"`
+	Reason       string          `json:"reason"`
+	ModifiedArgs json.RawMessage `json:"modified_args"` // the call's new arguments (tool_call)
+	ReplaceText  string          `json:"replace_text"`  // the text shown instead (assistant_message)
 }
 
 // Frame is one frame the extension sent on its own, not as a reply:
@@ -90,12 +137,14 @@ func (f Frame) Text(field string) string { text, _ := f[field].(string); return 
 
 // Response is a command's answer.
 type Response struct {
-	Action    string `json:"action"`
-	Prompt    string `json:"prompt"`
-	Insert    string `json:"insert"`
-	Display   string `json:"display"`
-	Error     string `json:"error"`
-	OpenPanel *Panel `json:"open_panel"`
+	Action    string          `json:"action"`
+	Prompt    string          `json:"prompt"`
+	ToolName  string          `json:"tool_name"` // tool_prompt: the tool zot runs
+	ToolArgs  json.RawMessage `json:"tool_args"` // tool_prompt: its arguments
+	Insert    string          `json:"insert"`
+	Display   string          `json:"display"`
+	Error     string          `json:"error"`
+	OpenPanel *Panel          `json:"open_panel"`
 }
 
 // Panel is a panel a command opens.
@@ -111,6 +160,7 @@ type ToolResult struct {
 	Content           []Content       `json:"content"`
 	IsError           bool            `json:"is_error"`
 	StructuredContent json.RawMessage `json:"structured_content"`
+	ActivateTools     []string        `json:"activate_tools"`
 }
 
 // Text is the text of the result's blocks, one after the other.
@@ -132,12 +182,17 @@ type Content struct {
 }
 
 // Start runs the extension (run is its Run) and answers its hello as a
-// newer zot would, in folders of its own; it returns once the extension is
-// ready. A problem ends the test binary with a message.
-func Start(run func() error) *Zot {
+// newer zot would (or as options say), in folders of its own; it returns
+// once the extension is ready. A problem ends the test binary with a
+// message.
+func Start(run func() error, options ...Option) *Zot {
 	os.Stdout = stdout
 	z := &Zot{
-		waiting: map[string]chan []byte{}, arrived: make(chan struct{}, 1), finished: make(chan error, 1),
+		waiting: map[string]chan []byte{}, running: map[string]string{}, answers: map[string]Answer{},
+		arrived: make(chan struct{}, 1), finished: make(chan error, 1),
+	}
+	for _, option := range options {
+		option(z)
 	}
 	var err error
 	if z.Project, err = os.MkdirTemp("", "exttest-project-"); err == nil {
@@ -172,11 +227,16 @@ func Start(run func() error) *Zot {
 	ready := make(chan struct{})
 	go z.read(lines, ready)
 	folder, _ := os.Getwd()
-	z.send(map[string]any{
+	ack := map[string]any{
 		"type": "hello_ack", "protocol_version": 1, "capabilities": []string{"call_tool"},
 		"zot_version": "0.2.0", "provider": "test", "model": "test-model",
 		"cwd": z.Project, "extension_dir": folder, "data_dir": z.DataDir,
-	})
+	}
+	if z.old { // no capabilities at all
+		delete(ack, "capabilities")
+		ack["zot_version"] = "0.1.62"
+	}
+	z.send(ack)
 	select {
 	case <-ready:
 	case <-time.After(timeout):
@@ -233,6 +293,8 @@ func (z *Zot) read(lines *bufio.Scanner, ready chan struct{}) {
 		}
 		z.mu.Lock()
 		switch id := f.Text("id"); {
+		case f.Type() == "call_tool" || f.Type() == "call_tool_cancel":
+			z.callTool(f, lines.Bytes())
 		case f.Type() == "register_command":
 			z.Commands = append(z.Commands, f.Text("name"))
 		case f.Type() == "register_tool":
@@ -243,6 +305,7 @@ func (z *Zot) read(lines *bufio.Scanner, ready chan struct{}) {
 		case id != "" && z.waiting[id] != nil:
 			z.waiting[id] <- slices.Clone(lines.Bytes())
 			delete(z.waiting, id)
+			delete(z.running, id)
 		default:
 			z.frames = append(z.frames, f)
 			select {
@@ -252,6 +315,82 @@ func (z *Zot) read(lines *bufio.Scanner, ready chan struct{}) {
 		}
 		z.mu.Unlock()
 	}
+}
+
+// callTool takes the extension's call_tool (or call_tool_cancel) and
+// answers it as zot would, from the answers the test gave; z.mu is held.
+func (z *Zot) callTool(f Frame, line []byte) {
+	if z.old {
+		z.unread = fmt.Sprintf("the extension sent %s to zot 0.1.62, whose hello_ack lists no call_tool: it cannot read it", f.Type())
+	}
+	id := f.Text("id")
+	if f.Type() == "call_tool_cancel" {
+		for i := range z.called {
+			if z.called[i].ID == id {
+				z.called[i].Cancelled = true
+			}
+		}
+		return
+	}
+	var call struct {
+		Args json.RawMessage `json:"args"`
+	}
+	_ = json.Unmarshal(line, &call)
+	name, parent := f.Text("name"), f.Text("parent_id")
+	z.called = append(z.called, CalledTool{ID: id, Name: name, Args: call.Args, ParentID: parent})
+	if z.old {
+		return // zot 0.1.62 never answers
+	}
+	parentTool, parentFound := z.running[parent]
+	var answer Answer
+	switch args := strings.TrimSpace(string(call.Args)); {
+	case parent != "" && !parentFound:
+		answer = Answer{Text: "unknown or expired parent tool call", IsError: true}
+	case parent == "" && len(z.running) > 0:
+		answer = Answer{Text: "parent_id is required while an extension tool is active", IsError: true}
+	case parentFound && parentTool == name:
+		answer = Answer{Text: "tool call cycle detected", IsError: true}
+	case name == "" || !json.Valid(call.Args) || !strings.HasPrefix(args, "{"):
+		answer = Answer{Text: "call_tool requires a name and JSON object args", IsError: true}
+	default:
+		var given bool
+		if answer, given = z.answers[name]; !given {
+			answer = Answer{Text: "this test's zot has no answer for its tool " + name, IsError: true}
+		}
+	}
+	result := map[string]any{"type": "tool_result", "id": id, "name": name, "is_error": answer.IsError}
+	blocks := []map[string]string{}
+	for _, block := range answer.Content {
+		fields := map[string]string{"type": block.Type, "text": block.Text, "format": block.Format,
+			"mime_type": block.MimeType, "data": block.Data}
+		maps.DeleteFunc(fields, func(_, value string) bool { return value == "" })
+		blocks = append(blocks, fields)
+	}
+	if len(answer.Content) == 0 {
+		blocks = append(blocks, map[string]string{"type": "text", "text": answer.Text})
+	}
+	result["content"] = blocks
+	if answer.Truncated {
+		result["truncated"] = true
+	}
+	go z.send(result) // not from the loop that reads the extension's frames
+}
+
+// AnswerTool sets what zot's own tool name answers when the extension calls
+// it (CallTool), from now on. A tool with no answer answers an error: "this
+// test's zot has no answer for its tool NAME".
+func (z *Zot) AnswerTool(name string, answer Answer) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.answers[name] = answer
+}
+
+// CalledTools are the calls of zot's tools the extension made since the
+// last request (Command, Tool, StartTool, Intercept, ...), in order.
+func (z *Zot) CalledTools() []CalledTool {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return slices.Clone(z.called)
 }
 
 func (z *Zot) send(fields map[string]any) {
@@ -270,7 +409,10 @@ func (z *Zot) request(fields map[string]any) (string, chan []byte) {
 	id := "t" + strconv.FormatInt(z.ids.Add(1), 10)
 	reply := make(chan []byte, 1)
 	z.mu.Lock()
-	z.waiting[id], z.frames = reply, nil
+	z.waiting[id], z.frames, z.called = reply, nil, nil
+	if fields["type"] == "tool_call" {
+		z.running[id], _ = fields["name"].(string)
+	}
 	z.mu.Unlock()
 	fields["id"] = id
 	z.send(fields)
@@ -283,6 +425,13 @@ func (z *Zot) wait(t testing.TB, what string, reply chan []byte, into any) {
 	case line := <-reply:
 		if err := json.Unmarshal(line, into); err != nil {
 			t.Fatalf("%s: the reply %s does not decode: %v", what, line, err)
+		}
+		z.mu.Lock()
+		problem := z.unread
+		z.unread = ""
+		z.mu.Unlock()
+		if problem != "" {
+			t.Fatalf("%s: %s", what, problem)
 		}
 	case <-time.After(timeout):
 		t.Fatalf("%s: no reply within %v\n%s", what, timeout, z.Log())
@@ -309,6 +458,10 @@ type Call struct {
 	reply chan []byte
 }
 
+// ID is the call's id, the ParentID of the calls of zot's tools its handler
+// makes.
+func (c *Call) ID() string { return c.id }
+
 // StartTool calls the tool name with args (JSON) and returns at once.
 func (z *Zot) StartTool(t testing.TB, name, args string) *Call {
 	t.Helper()
@@ -332,7 +485,12 @@ func (c *Call) Result(t testing.TB) ToolResult {
 }
 
 // Cancel tells the extension zot has given up on the call (tool_cancel).
-func (c *Call) Cancel() { c.z.send(map[string]any{"type": "tool_cancel", "id": c.id}) }
+func (c *Call) Cancel() {
+	c.z.mu.Lock()
+	delete(c.z.running, c.id)
+	c.z.mu.Unlock()
+	c.z.send(map[string]any{"type": "tool_cancel", "id": c.id})
+}
 
 // NoResult checks that the call sends no result for a while: zot drops the
 // result of a call it has cancelled.
@@ -355,16 +513,41 @@ func (z *Zot) Tool(t testing.TB, name, args string) ToolResult {
 // before it runs: whether it blocks the call, and why.
 func (z *Zot) Intercept(t testing.TB, toolName, args string) (block bool, reason string) {
 	t.Helper()
-	_, reply := z.request(map[string]any{
-		"type": "event_intercept", "event": "tool_call", "tool_id": "call-1", "step": 1,
-		"tool_name": toolName, "tool_args": json.RawMessage(args),
+	decision := z.ToolCallDecision(t, toolName, args)
+	return decision.Block, decision.Reason
+}
+
+// ToolCallDecision asks the extension about a call of toolName with args
+// (JSON) before it runs, and returns its whole answer: with ModifiedArgs
+// when it rewrites the arguments.
+func (z *Zot) ToolCallDecision(t testing.TB, toolName, args string) Decision {
+	t.Helper()
+	return z.intercept(t, "intercept "+toolName, map[string]any{
+		"event": "tool_call", "tool_id": "call-1", "step": 1, "tool_name": toolName, "tool_args": json.RawMessage(args),
 	})
-	var answer struct {
-		Block  bool   `json:"block"`
-		Reason string `json:"reason"`
-	}
-	z.wait(t, "intercept "+toolName, reply, &answer)
-	return answer.Block, answer.Reason
+}
+
+// TurnStart asks the extension before turn step of the model (from 1):
+// blocking ends the turn.
+func (z *Zot) TurnStart(t testing.TB, step int) Decision {
+	t.Helper()
+	return z.intercept(t, "turn_start", map[string]any{"event": "turn_start", "step": step})
+}
+
+// AssistantMessage asks the extension before the model's final text is
+// shown: blocking hides it, ReplaceText shows another text.
+func (z *Zot) AssistantMessage(t testing.TB, text string) Decision {
+	t.Helper()
+	return z.intercept(t, "assistant_message", map[string]any{"event": "assistant_message", "step": 1, "text": text})
+}
+
+func (z *Zot) intercept(t testing.TB, what string, fields map[string]any) Decision {
+	t.Helper()
+	fields["type"] = "event_intercept"
+	_, reply := z.request(fields)
+	var decision Decision
+	z.wait(t, what, reply, &decision)
+	return decision
 }
 
 // BeforeAgentStart asks the extension for the system prompt before a run

@@ -47,6 +47,34 @@ def next_line:
 		then {eof: true} else {error: .} end)]
 	| .[0];
 
+# zot's answer to a call of one of its tools (a tool_result frame) as
+# ext_call_tool gives it: ["1" for an error or "", the result as JSON, its
+# text blocks joined by line breaks]. Odd fields read as none: content not a
+# list as [], is_error or truncated not true as false. A result zot cut
+# gets a last text block that says so.
+def call_result:
+	(.truncated == true) as $truncated
+	| {content: ((.content | arrays // [])
+		+ if $truncated then [{type: "text", text: "[zot cut this result: over 256 KiB]"}] else [] end),
+	   is_error: (.is_error == true)}
+	+ (if $truncated then {truncated: true} else {} end)
+	| [(if .is_error then "1" else "" end), tojson,
+		([.content[] | objects | select(.type == "text") | .text | strings] | join("\n"))];
+
+# For ext_call_tool in unit tests: ext_test_zot_tool's answer for tool
+# $name (JSON text, "" for none) as zot would send it, as call_result's
+# fields, each followed by a NUL.
+def test_call_result($name; $answer):
+	([$answer | select(. != "") | try fromjson catch null] | .[0]) as $given
+	| if $answer == "" then
+		{is_error: true, content: [{type: "text", text: "this test's zot has no answer for its tool \($name)"}]}
+	elif ($given | type) != "object" then
+		{is_error: true, content: [{type: "text",
+			text: "ext_test_zot_tool: the answer for \($name) is no JSON object: \($answer[:80])"}]}
+	elif $given | has("content") then $given
+	else $given + {content: [{type: "text", text: ($given.text // "" | tostring)}]} end
+	| call_result[] | without_nul + "\u0000";
+
 # The cwd a line sets when it is a hello_ack that has one, else $cwd.
 def host_cwd($cwd):
 	([try fromjson catch null] | .[0]) as $frame
@@ -113,6 +141,10 @@ def main(tool_args; $config):
 		if .event == "before_agent_start" and $config.prompt then
 			record("prompt"; [(.id | tojson), (.system_prompt | strings // ""),
 				(.cwd | strings // ""), tojson])
+		elif .event == "turn_start" and $config.turn then
+			record("turn"; [(.id | tojson), (.step | (numbers | tostring) // "")])
+		elif .event == "assistant_message" and $config.message then
+			record("message"; [(.id | tojson), (.text | strings // "")])
 		elif .event != "tool_call" or ($config.intercept | not) then
 			{type: "event_intercept_response", id, block: false} | send
 		else
@@ -152,12 +184,16 @@ def main(tool_args; $config):
 				(.cwd | strings // ""),
 				# A newer zot lists its capabilities; 0.1.62 does not.
 				(if (.capabilities | type) == "array" then "1" else "" end),
-				(.zot_version, .provider, .model | strings // "")])
+				(.zot_version, .provider, .model | strings // ""),
+				# and call_tool, when it runs its tools for extensions
+				(if .capabilities | arrays // [] | any(. == "call_tool") then "1" else "" end)])
 		elif $type == "command_invoked" then with_id(on_command)
 		elif $type == "tool_call" then with_id(on_tool_call)
 		elif $type == "event_intercept" then with_id(on_intercept($cwd))
 		elif $type == "event" then on_event
 		elif $type == "tool_cancel" then with_id(record("cancel"; [.id | tojson]))
+		# zot's answer to a call of its tools (ext_call_tool)
+		elif $type == "tool_result" then with_id(record("result"; [.id] + call_result))
 		elif $type == "panel_key" or $type == "panel_close" then on_panel
 		elif $type == "panel_resize" then empty
 		else log("ignored a frame of type \($type | shown)") end;
@@ -173,6 +209,11 @@ def main(tool_args; $config):
 		then
 			log("could not read a frame nested too deeply: \($line[:80] | tojson)"),
 			($fields | failure("the request is nested too deeply to read"))
+		elif ($fields.id | type) == "string" and $fields.type == "tool_result" then
+			# zot's answer to ext_call_tool, which need not wait for it in vain
+			log("could not read zot's answer nested too deeply: \($line[:80] | tojson)"),
+			record("result"; [$fields.id] + ({is_error: true, content: [{type: "text",
+				text: "\($config.name) could not read zot's answer: it is nested too deeply"}]} | call_result))
 		else log("skipped a line nested too deeply: \($line[:80] | tojson)") end;
 
 	def on_line($cwd):

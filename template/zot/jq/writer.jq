@@ -1,7 +1,8 @@
 # Answers in, frames to zot out. Every input is a frame as it is,
 # [KIND, ID, STATUS, OUTPUT]: a handler's exit status and what it printed
-# (for KIND rich, with a fifth item: its result blocks, JSON texts), or
-# ["cancelled", ID]: no tool_result for that call from now on.
+# (for KIND rich, and a KIND that ends in "+", with a fifth item: its blocks,
+# [KIND, CONTENT, MIME_TYPE]), or ["cancelled", ID]: no tool_result for that
+# call from now on.
 
 # A frame as one line. zot disconnects an extension that writes a line of
 # 4 MiB or more: such an answer becomes its request's error instead.
@@ -36,10 +37,14 @@ def main($config):
 		{is_error: ($status != 0),
 		 content: [{type: "text", text: (if $status != 0 and . == "" then failed($status) else . end)}]};
 
+	# The last content of the blocks of kind $kind, or null.
+	def last_block($blocks; $kind): [$blocks[] | select(.[0] == $kind) | .[1]] | last;
+
 	# What the handler printed, then its blocks, [KIND, CONTENT, MIME_TYPE];
-	# the last ext_structured's is the structured_content.
+	# the last ext_structured's is the structured_content; every
+	# ext_activate_tools's names (a JSON list each) are activate_tools.
 	def rich_reply($status; $blocks):
-		([$blocks[] | select(.[0] == "structured") | .[1]] | last) as $structured
+		last_block($blocks; "structured") as $structured
 		| ([$structured | values | try {structured_content: fromjson} catch null] | .[0]) as $extra
 		| (if . == "" then [] else [{type: "text", text: .}] end
 		   + [$blocks[]
@@ -47,6 +52,8 @@ def main($config):
 			elif .[0] == "markdown" then {type: "text", text: .[1], format: "markdown"}
 			elif .[0] == "image" then {type: "image", mime_type: .[2], data: .[1]}
 			else empty end]) as $content
+		| (reduce ($blocks[] | select(.[0] == "activate") | .[1] | try fromjson catch [] | .[]? | strings)
+			as $name ([]; if any(.[]; . == $name) then . else . + [$name] end)) as $activate
 		| if $structured != null and $extra == null then
 			{is_error: true, content: [{type: "text",
 				text: "\($config.name) failed: ext_structured got no JSON: \($structured[:80])"}]}
@@ -55,6 +62,7 @@ def main($config):
 			 content: (if $content == [] and $status != 0
 				then [{type: "text", text: failed($status)}] else $content end)}
 			+ ($extra // {})
+			+ (if $activate == [] then {} else {activate_tools: $activate} end)
 		end;
 
 	# At most $max bytes of UTF-8, cut at a character.
@@ -73,24 +81,47 @@ def main($config):
 	def prompt_reply($status):
 		if $status == 0 and . != "" then {system_prompt: cut(1048576)} else {} end;
 
-	# The guard printed why to refuse the call, or nothing; failing, it refuses.
+	# The guard printed why to refuse the call, or nothing; failing, it
+	# refuses. (A turn_start intercept the same: why to abort the turn.)
 	def intercept_reply($status):
 		if $status != 0 then {block: true, reason: (if . == "" then failed($status) else . end)}
 		elif . == "" then {block: false}
 		else {block: true, reason: .} end;
 
+	# The guard's answer, with its ext_modify_args when it lets the call run.
+	def rewrite_reply($status; $blocks):
+		intercept_reply($status) as $reply
+		| ([last_block($blocks; "args") | values | try fromjson catch null] | .[0]) as $args
+		| if $reply.block or ($args | type) != "object" then $reply
+		else $reply + {modified_args: $args} end;
+
+	# assistant_message: the new text printed (the text as it was comes as
+	# KIND shown), or nothing; ext_hide_message hides it, and so does a
+	# failure.
+	def message_reply($status; $blocks):
+		last_block($blocks; "hide") as $hide
+		| if $status != 0 then {block: true, reason: failed($status)}
+		elif $hide != null then {block: true, reason: $hide}
+		elif . == "" then {block: false}
+		else {block: false, replace_text: .} end;
+
 	def frame:
 		if type != "array" then .
 		else
-			. as $in | .[0] as $kind | .[1] as $id | .[2] as $status
+			(.[0] | rtrimstr("+")) as $kind | .[1] as $id | .[2] as $status | (.[4] // []) as $blocks
 			| .[3]
 			| if $kind == "command" then {type: "command_response", id: $id} + command_reply($status)
 			elif $kind == "tool" then {type: "tool_result", id: $id} + tool_reply($status)
-			elif $kind == "rich" then {type: "tool_result", id: $id} + rich_reply($status; $in[4])
+			elif $kind == "rich" then {type: "tool_result", id: $id} + rich_reply($status; $blocks)
 			elif $kind == "prompt" then
 				{type: "event_intercept_response", id: $id} + prompt_reply($status)
 			elif $kind == "intercept" then
+				{type: "event_intercept_response", id: $id} + rewrite_reply($status; $blocks)
+			elif $kind == "turn" then
 				{type: "event_intercept_response", id: $id} + intercept_reply($status)
+			elif $kind == "message" then
+				{type: "event_intercept_response", id: $id} + message_reply($status; $blocks)
+			elif $kind == "shown" then {type: "event_intercept_response", id: $id, block: false}
 			elif $kind == "frame" then fromjson
 			else empty end
 		end;

@@ -111,8 +111,10 @@ UNKNOWN_PARENT = "unknown or expired parent tool call"
 PARENT_REQUIRED = "parent_id is required while an extension tool is active"
 BAD_CALL = "call_tool requires a name and JSON object args"
 MAX_TOOL_RESULT = 256 * 1024  # zot cuts a longer result of its tools
-# What every runtime's call_tool answers on zot 0.1.62, which has none.
-TOO_OLD = "this zot is too old to run its tools for extensions"
+# What call_tool answers on zot 0.1.62, which has none: every runtime here,
+# and zot's Go SDK in its own words.
+TOO_OLD = ["this zot is too old to run its tools for extensions"]
+TOO_OLD.append("host does not support call_tool")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 SAMPLE_ARGS = "smoke test"

@@ -15,14 +15,21 @@
 //     run on the read loop;
 //   - a tool cancelled by tool_cancel sends no result; a panicking handler
 //     becomes an error (an intercept that panics blocks the call);
+//   - CallTool fails at once, sending nothing, when hello_ack lists no
+//     call_tool; else it sends call_tool (ids sdk-1, sdk-2, ...; parent_id
+//     from the tool call whose handler's context it gets), and waits for the
+//     tool_result the read loop hands it, 60 s at most; a done context sends
+//     call_tool_cancel and returns ctx.Err(); a truncated result gets a last
+//     text block; the end of Run is an error;
 //   - lines over 4 MiB end Run with an error; malformed lines and unknown frame
 //     types (panel_resize among them) are logged and skipped;
 //   - shutdown is answered with shutdown_ack, and Run returns.
 //
 // What the SDK cannot do, this cannot either: nothing sends submit or
-// clear_notes, hello_ack's capabilities are not exposed (HostInfo.ZotVersion
-// is the only way to tell an older zot), and there is no CallTool here (the
-// generated projects do not use it).
+// clear_notes, and hello_ack's capabilities are not exposed
+// (HostInfo.ZotVersion is the only way to tell an older zot). Replay is
+// sent, but there is no Reconciler or OperationKey here (the generated
+// projects do not use them).
 package ext
 
 import (
@@ -30,10 +37,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // maxLine is the longest line Run reads, as zot's own limit.
@@ -97,6 +108,7 @@ type ToolOptions struct {
 	Exposure              string
 	Deferred              bool
 	Interactive           bool
+	Replay                string
 }
 
 // EventResult is the bounded output of a tool, in tool_result events.
@@ -257,6 +269,11 @@ type Extension struct {
 	turnStart  TurnStartHandler
 	assistant  AssistantMessageHandler
 	guardIsSet bool
+
+	hostCalls    atomic.Bool // hello_ack lists call_tool
+	callCount    atomic.Int64
+	waitingCalls map[string]chan hostToolResult // CallTool's calls, by id
+	ended        chan struct{}                  // closed when Run returns
 }
 
 // New makes an extension; name should be extension.json's.
@@ -266,6 +283,7 @@ func New(name, version string) *Extension {
 		commands: map[string]CommandHandler{}, tools: map[string]*toolEntry{},
 		events: map[string]EventHandler{}, running: map[string]context.CancelFunc{},
 		keys: map[string]func(string, string){}, closes: map[string]func(){},
+		waitingCalls: map[string]chan hostToolResult{}, ended: make(chan struct{}),
 	}
 }
 
@@ -314,7 +332,7 @@ func (e *Extension) ToolWithOptions(name, description string, schema json.RawMes
 		Type: "register_tool", Name: name, Description: description, Schema: schema,
 		OutputSchema: o.OutputSchema, Namespace: o.Namespace, NamespaceDescription: o.NamespaceDescription,
 		NamespaceInstructions: o.NamespaceInstructions, Exposure: o.Exposure, Deferred: o.Deferred,
-		Interactive: o.Interactive,
+		Interactive: o.Interactive, Replay: o.Replay,
 	}
 	e.locked(func() {
 		e.tools[name] = &toolEntry{fn, wire}
@@ -389,8 +407,57 @@ func (e *Extension) ClosePanel(panelID string) { _ = e.send(panelClose{"panel_cl
 // Notify shows the user a note.
 func (e *Extension) Notify(level, message string) { _ = e.send(notify{"notify", level, message}) }
 
+// parentKey is the context key of the id of the tool call a handler runs.
+type parentKey struct{}
+
+// CallTool asks zot to run one of its tools with args (a value that encodes
+// to a JSON object). zot's answer comes back as the result, a failing tool
+// as IsError; a call that could not be made or answered is an error.
+func (e *Extension) CallTool(ctx context.Context, name string, args any) (ToolResult, error) {
+	if !e.hostCalls.Load() {
+		return ToolResult{}, errors.New("host does not support call_tool")
+	}
+	if ctx == nil {
+		return ToolResult{}, errors.New("call_tool requires a context")
+	}
+	encoded, err := json.Marshal(args)
+	if err != nil {
+		return ToolResult{}, fmt.Errorf("encode tool args: %w", err)
+	}
+	if len(encoded) == 0 || encoded[0] != '{' {
+		return ToolResult{}, errors.New("call_tool args must be a JSON object")
+	}
+	ctx, stop := context.WithTimeout(ctx, 60*time.Second)
+	defer stop()
+	id := fmt.Sprintf("sdk-%d", e.callCount.Add(1))
+	answer := make(chan hostToolResult, 1)
+	e.locked(func() { e.waitingCalls[id] = answer })
+	defer e.locked(func() { delete(e.waitingCalls, id) })
+	parent, _ := ctx.Value(parentKey{}).(string)
+	if err := e.send(callTool{"call_tool", id, name, encoded, parent}); err != nil {
+		return ToolResult{}, err
+	}
+	select {
+	case got := <-answer:
+		result := ToolResult{IsError: got.IsError}
+		for _, b := range got.Content {
+			result.Content = append(result.Content, ToolContent{Type: b.Type, Text: b.Text, MimeType: b.MimeType, Data: b.Data})
+		}
+		if got.Truncated {
+			result.Content = append(result.Content, Text("[tool result truncated by host]"))
+		}
+		return result, nil
+	case <-ctx.Done():
+		_ = e.send(callToolCancel{"call_tool_cancel", id})
+		return ToolResult{}, ctx.Err()
+	case <-e.ended:
+		return ToolResult{}, errors.New("host disconnected")
+	}
+}
+
 // Run speaks the protocol until shutdown or the end of stdin.
 func (e *Extension) Run() error {
+	defer close(e.ended)
 	defer e.cancelAll()
 	lines := bufio.NewScanner(e.in)
 	lines.Buffer(make([]byte, 0, 64<<10), maxLine)
@@ -408,6 +475,7 @@ func (e *Extension) Run() error {
 		return fmt.Errorf("first host frame must be hello_ack (got %q)", ack.Type)
 	}
 	e.host = HostInfo{ack.ProtocolVersion, ack.ZotVersion, ack.Provider, ack.Model, ack.CWD, ack.ExtensionDir, ack.DataDir}
+	e.hostCalls.Store(slices.Contains(ack.Capabilities, "call_tool"))
 	e.mu.Lock()
 	onHello := e.onHello
 	e.mu.Unlock()
@@ -479,6 +547,16 @@ func (e *Extension) dispatch(line []byte) bool {
 		if json.Unmarshal(line, &f) == nil {
 			e.call(f.ID, f.Name, f.Args)
 		}
+	case "tool_result": // the answer to a CallTool
+		var f hostToolResult
+		if json.Unmarshal(line, &f) == nil {
+			if answer := lookup(e, e.waitingCalls, f.ID); answer != nil {
+				select {
+				case answer <- f:
+				default:
+				}
+			}
+		}
 	case "tool_cancel":
 		var f struct{ ID string }
 		if json.Unmarshal(line, &f) == nil {
@@ -548,7 +626,7 @@ func (e *Extension) call(id, name string, args json.RawMessage) {
 		e.respondTool(id, TextErrorResult(fmt.Sprintf("no handler for tool %q", name)))
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), parentKey{}, id))
 	e.locked(func() { e.running[id] = cancel })
 	go func() {
 		defer e.locked(func() { delete(e.running, id) })
@@ -723,6 +801,25 @@ type (
 		Exposure              string          `json:"exposure,omitempty"`
 		Deferred              bool            `json:"deferred,omitempty"`
 		Interactive           bool            `json:"interactive,omitempty"`
+		Replay                string          `json:"replay,omitempty"`
+	}
+	callTool struct {
+		Type     string          `json:"type"`
+		ID       string          `json:"id"`
+		Name     string          `json:"name"`
+		Args     json.RawMessage `json:"args"`
+		ParentID string          `json:"parent_id,omitempty"`
+	}
+	callToolCancel struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+	}
+	hostToolResult struct {
+		ID        string         `json:"id"`
+		Name      string         `json:"name"`
+		Content   []contentBlock `json:"content"`
+		IsError   bool           `json:"is_error"`
+		Truncated bool           `json:"truncated"`
 	}
 	subscribe struct {
 		Type      string   `json:"type"`
