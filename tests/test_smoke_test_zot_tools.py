@@ -246,3 +246,19 @@ def test_interactive_asks_for_an_answer_smoke_json_lacks_and_saves_it(tmp_path):
         'smoke.json: tool first_line {"path": "other.md"} → is_error false, text "# Notes"'
     ]
     assert replayed["status"] == "pass", replayed
+
+
+def test_on_zot_0_1_62_a_case_whose_result_says_zot_is_too_old_passes(tmp_path):
+    smoke = {
+        "zot_tools": {"read": "line one\n"},
+        "tools": [{"name": "first_line", "args": {"path": "a.md"}, "expect": {"text": "line one"}}],
+    }
+    folder = project(tmp_path, smoke)
+    assert (
+        checks(folder)['smoke.json: tool first_line {"path": "a.md"} → text "line one"']["status"]
+        == "pass"
+    )
+    old = checks(folder, "--old-host")[
+        'smoke.json: tool first_line {"path": "a.md"} → text "line one"'
+    ]
+    assert old["status"] == "pass" and old["detail"].startswith("answered that zot is too old"), old

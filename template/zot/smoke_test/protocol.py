@@ -368,6 +368,11 @@ def check_intercept_response(frame: dict) -> tuple[list[str], bool, str]:
     return [], block, reason
 
 
+def too_old(text: str) -> bool:
+    """Whether TEXT says zot is too old to run its tools (TOO_OLD)."""
+    return any(words in text for words in TOO_OLD)
+
+
 def answer_problem(answer: object) -> str:
     """What is wrong with an answer of one of zot's tools in smoke.json's
     "zot_tools": a text, or {"text" or "content", "is_error", "truncated"}."""

@@ -39,7 +39,6 @@ from .protocol import (
     SAMPLE_ARGS,
     SHUTDOWN_GRACE,
     SYSTEM_PROMPT,
-    TOO_OLD,
     SessionOver,
     check_command_response,
     check_intercept_response,
@@ -52,8 +51,14 @@ from .protocol import (
     q,
     sample_args,
     short,
+    too_old,
 )
 from .wire import Wire
+
+# A call's result on zot 0.1.62 that says zot is too old to run its tools.
+OLD_HOST_FALLBACK = (
+    "answered that zot is too old (zot 0.1.62 runs no tools for extensions)"
+)
 
 
 class Session(Wire):
@@ -161,6 +166,10 @@ class Session(Wire):
             self.report.fail(label, self.no_answer("command_invoked"))
             return ""
         problems, summary = check_command_response(answer)
+        shown = f"{answer.get('error', '')} {answer.get('display', '')}"
+        if self.opts.old_host and expect is not None and too_old(shown):
+            self.report.ok(label, OLD_HOST_FALLBACK)
+            return ""
         if self.opts.old_host and answer.get("action") == "tool_prompt":
             why = 'zot 0.1.62 shows "unknown action tool_prompt" and runs nothing'
             problems.append(f"{why}: answer a prompt there")
@@ -323,10 +332,8 @@ class Session(Wire):
         problems, warnings, is_error, text = check_tool_result(answer)
         for warning in warnings:
             self.report.warn(label, warning)
-        too_old = any(words in text for words in TOO_OLD)
-        if self.opts.old_host and is_error and want_error is False and too_old:
-            why = "zot 0.1.62 runs no tools for extensions"
-            self.report.ok(label, f"answered that zot is too old ({why})")
+        if self.opts.old_host and is_error and want_error is not True and too_old(text):
+            self.report.ok(label, OLD_HOST_FALLBACK)
             return
         if not problems and want_error is not None and is_error != want_error:
             if want_error:
