@@ -516,3 +516,103 @@ def test_handlers_call_zots_tools_through_exttest_on_both_zots(projects, tmp_pat
         )
         assert result.returncode == 0, result.stdout + result.stderr
         assert result.stdout.count("--- PASS") == 1, result.stdout
+
+
+# What the tool does with each text, in the test below: it starts a program
+# through processes.Command in each way a call can leave one running, or one
+# meant to outlive the call (plain exec.Command), or waits to be cancelled.
+PROGRAMS_OF_A_CALL = """\
+	switch in.Text {
+	case "child": // never waited for
+		_ = processes.Command(ctx, "sleep", "300").Start()
+	case "setsid": // a grandchild in a session of its own
+		_ = processes.Command(ctx, "sh", "-c", "setsid sleep 300 >/dev/null 2>&1 &").Run()
+	case "slow": // in the background, takes 0.3 s to end on SIGTERM
+		_ = processes.Command(ctx, "sh", "-c", "(trap 'sleep 0.3; exit' TERM; sleep 300 & wait) >/dev/null 2>&1 & sleep 0.1").Run()
+	case "panic":
+		_ = processes.Command(ctx, "sleep", "300").Start()
+		panic("boom")
+	case "cancel": // runs until zot cancels the call
+		_ = processes.Command(ctx, "sh", "-c", "setsid sleep 300 >/dev/null 2>&1 & sleep 300").Run()
+	case "background": // meant to outlive the call
+		_ = exec.Command("sleep", "300").Start()
+	}
+"""
+
+
+def marked(pid: int) -> list[tuple[int, str, str]]:
+    """The processes that carry the mark of the extension `pid`: each one's
+    id, mark and command line; zombies (which have exited) aside."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                if stat.read().rpartition(b")")[2].split()[0] == b"Z":
+                    continue
+            with open(f"/proc/{entry}/environ", "rb") as environ:
+                variables = environ.read().split(b"\0")
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read().rstrip(b"\0").replace(b"\0", b" ").decode()
+        except (OSError, ValueError, IndexError):
+            continue  # gone, another user's, or not a process
+        for variable in variables:
+            if variable.startswith(f"ZOT_EXT_RUN={pid}.".encode()):
+                found.append((int(entry), variable.decode().partition("=")[2], command))
+    return found
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="needs /proc")
+@pytest.mark.parametrize("language", ["go", "go-sdk"])
+def test_a_calls_programs_are_gone_when_its_result_arrives(projects, tmp_path, language):
+    """Through schema.Checked, what a tool started with processes.Command is
+    stopped before its result goes out, in both flavours (the SDK cancels the
+    call's context only after it has sent the result): looked for at once,
+    no waiting. tool_cancel stops them and sends nothing; a plain exec.Command
+    outlives the call and ends with the extension."""
+    project = projects.fresh_copy(tmp_path, language, ["commands", "tools"])
+    edit(project / "main.go", '\t"os"\n', '\t"os"\n\t"os/exec"\n')
+    edit(project / "main.go", "\tif in.Uppercase {\n", PROGRAMS_OF_A_CALL + "\tif in.Uppercase {\n")
+    build(project)
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        ext.handshake()
+        pid = ext.proc.pid
+        for text in ("child", "setsid", "slow", "panic"):
+            result = ext.tool("demo_ext", {"text": text})
+            assert marked(pid) == [], (text, result)
+            assert result.get("is_error", False) == (text == "panic"), result
+        ext.tool("demo_ext", {"text": "background"})
+        background = marked(pid)
+        assert [(mark.count("/"), command) for _, mark, command in background] == [
+            (0, "sleep 300")  # the run's mark
+        ], background
+        ext.send({"type": "tool_call", "id": "c", "name": "demo_ext", "args": {"text": "cancel"}})
+        deadline = time.monotonic() + 5
+        while [c for _, _, c in marked(pid)].count("sleep 300") < 3:  # the call's have started
+            assert time.monotonic() < deadline, marked(pid)
+            time.sleep(0.01)
+        ext.send({"type": "tool_cancel", "id": "c"})
+        deadline = time.monotonic() + 2
+        while marked(pid) != background:
+            assert time.monotonic() < deadline, marked(pid)
+            time.sleep(0.01)
+        assert (
+            ext.tool("demo_ext", {"text": "after"})["content"][0]["text"] == "after"
+        )  # none for c
+        assert ext.shutdown() == 0
+        assert marked(pid) == []
+
+
+def test_a_request_over_zots_line_limit_is_read_and_answered(projects):
+    """zot/ext reads a line of any length, as the other runtimes do; an answer
+    over 4 MiB becomes the call's error (the SDK ends its read loop instead:
+    test_go_sdk.py)."""
+    project = projects.get("go", ["commands", "tools"])
+    text = "x" * (4 << 20)
+    with ExtensionProcess(project) as ext:
+        ext.handshake()
+        ext.send({"type": "tool_call", "id": "big", "name": "demo_ext", "args": {"text": text}})
+        reply = ext.read_reply(timeout=30)
+        assert reply["id"] == "big" and reply["is_error"] is True, str(reply)[:200]
+        assert "over zot's limit of 4 MiB for one line" in reply["content"][0]["text"]
+        assert ext.tool("demo_ext", {"text": "after"})["content"][0]["text"] == "after"
+        assert ext.shutdown() == 0

@@ -149,3 +149,22 @@ def test_the_ask_tool_tells_an_older_zot_by_its_version(projects, version, older
             assert ext.read_frame() == {"type": "panel_close", "panel_id": frame["panel"]["id"]}
         assert ext.shutdown() == 0
         assert not [line for line in ext.raw_lines if b"submit" in line or b"clear_notes" in line]
+
+
+def test_a_line_over_4_mib_ends_the_sdks_read_loop(projects):
+    """The SDK reads lines of up to 4 MiB (bufio.Scanner): a longer request is
+    never answered, and Run returns its error (zot/ext answers it instead:
+    test_go.py)."""
+    project = projects.get("go-sdk", ["commands", "tools"])
+    with ExtensionProcess(project) as ext:
+        ext.handshake()
+        big = {
+            "type": "tool_call",
+            "id": "big",
+            "name": "demo_ext",
+            "args": {"text": "x" * (4 << 20)},
+        }
+        ext.send(big)
+        assert ext.wait(10) == 1
+        assert "fatal: bufio.Scanner: token too long" in ext.stderr()
+        assert not [line for line in ext.raw_lines if b'"big"' in line]

@@ -1,15 +1,20 @@
-"""The interactive copier flow, answered by keystrokes in a real terminal."""
+"""The interactive copier flow, answered by keystrokes in a real terminal; and
+./smoke-test --interactive, whose ctrl-c cancels a tool call and saves a case
+that replays."""
 
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pexpect
 from conftest import ROOT, render
+from test_smoke_test_cancel import cancels, cases_of, project, smoke_test
 
 DOWN, SPACE, ENTER, CLEAR = "\x1b[B", " ", "\r", "\x15"  # arrow down, space, enter, ctrl-u
 
@@ -74,3 +79,61 @@ def test_keystrokes_give_the_same_project_as_data_answers(tmp_path):
 
     assert answers(typed) == answers(expected)
     assert "- guard" in answers(typed)
+
+
+def test_a_tool_call_stopped_with_ctrl_c_is_saved_as_a_case_that_replays(tmp_path):
+    """ctrl-c while a call runs a program, while it waits on nothing, and in
+    its panel after a key: each saved, each passing when ./smoke-test replays
+    it (the raw extension of test_smoke_test_cancel)."""
+    folder = project(tmp_path, [])
+    child = pexpect.spawn(
+        str(folder / "smoke-test"),
+        ["--interactive"],
+        cwd=str(folder),
+        env={**os.environ, "TERM": "xterm", "NO_COLOR": "1"},
+        dimensions=(50, 160),
+        encoding="utf-8",
+        timeout=20,
+    )
+    try:
+        for mode in ("long", "waits"):
+            child.expect("zot> ")
+            child.send(f'tool work {{"mode": "{mode}"}}\r')
+            time.sleep(1.0)  # the person waits a while
+            child.sendcontrol("c")
+            child.expect("cancelled: zot sent tool_cancel")
+        child.expect("zot> ")
+        child.send('tool work {"mode": "panel"}\r')
+        child.expect("┌─ Wait")
+        child.expect("keys go to the panel")
+        child.send("y")
+        time.sleep(0.5)  # the key reaches the panel
+        child.sendcontrol("c")
+        child.expect("cancelled: zot sent tool_cancel")
+        child.expect("zot> ")
+        child.send("save\r")
+        child.expect("saved 3 cases")
+        child.send("quit\r")
+        child.expect("shut down the way zot does")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0, child.before
+    saved = {
+        case["args"]["mode"]: case
+        for case in json.loads((folder / "smoke.json").read_text())["tools"]
+    }
+    assert all(case["cancel"] is True for case in saved.values()), saved
+    assert saved["panel"]["keys"] == ["y"] and "after_ms" not in saved["panel"], saved
+    # half of the second or so the person waited: the call was still running
+    for mode in ("long", "waits"):
+        assert 0 < saved[mode]["after_ms"] <= 2000 and "keys" not in saved[mode], saved
+    (folder / "cancels.jsonl").unlink()
+    checks, _ = smoke_test(folder)
+    replayed = cases_of(checks)
+    assert {mode: check["status"] for mode, check in replayed.items()} == dict.fromkeys(
+        ("long", "waits", "panel"), "pass"
+    ), replayed
+    assert "once it ran sleep 300" in replayed["long"]["detail"], replayed
+    assert f"after {saved['waits']['after_ms']} ms" in replayed["waits"]["detail"], replayed
+    assert cancels(folder)["panel"]["keys"] == ["y"]

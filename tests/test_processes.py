@@ -4,8 +4,11 @@ A tool handler, written the plain way in each language, starts a child that
 backgrounds a grandchild (`sh -c 'sleep 100 &'`) and then a second child
 (`sleep 60`). On shutdown or the end of stdin the extension stops them all;
 on tool_cancel the call's processes stop, started through the runtime's
-call-tied helper (Python run, Go callCommand, TypeScript spawnForCall; in
-shell every request's processes). Each with and without a process group of
+call-tied helper (Python run, Go processes.Command, TypeScript spawnForCall;
+in shell every request's processes). When a call returns, what it started
+through the helper is gone by the time its result arrives, the handler's own
+timeout stops a whole tree, and a program started the plain way on purpose
+outlives the call and ends with the extension. Each with and without a process group of
 the extension's own (zot 0.1.62 starts it in zot's). The processes are found
 as the runtime marks them: by the run's ZOT_EXT_RUN in /proc/PID/environ.
 """
@@ -42,6 +45,23 @@ def spawn_tied(args: object, cancelled: Event) -> str:
     run(["sleep", "60"], cancelled)
     return "done"
 
+
+@ext.tool("spawn_returns", "Start programs in the background and return.", {"type": "object"})
+def spawn_returns(args: object, cancelled: Event) -> str:
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    run(["sh", "-c", "sleep 300 & setsid sleep 301 &"], cancelled, **quiet)
+    subprocess.Popen(["sleep", "302"], **quiet)  # on purpose: ends with the extension
+    return "done"
+
+
+@ext.tool("spawn_timeout", "Run programs for 0.5 s at most.", {"type": "object"})
+def spawn_timeout(args: object, cancelled: Event) -> str:
+    try:
+        run(["sh", "-c", "setsid sleep 303 & sleep 304"], cancelled, timeout=0.5)
+    except subprocess.TimeoutExpired:
+        return "timed out"
+    return "done"
+
 """
 GO = """
 func spawn(args json.RawMessage) ext.ToolResult {
@@ -55,11 +75,33 @@ func spawnTied(ctx context.Context, args json.RawMessage) ext.ToolResult {
 	_ = processes.Command(ctx, "sleep", "60").Run()
 	return ext.TextResult("done")
 }
+
+func spawnReturns(ctx context.Context, args json.RawMessage) ext.ToolResult {
+	_ = processes.Command(ctx, "sh", "-c", "sleep 300 & setsid sleep 301 &").Run()
+	_ = exec.Command("sleep", "302").Start() // on purpose: ends with the extension
+	return ext.TextResult("done")
+}
+
+func spawnTimeout(ctx context.Context, args json.RawMessage) ext.ToolResult {
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	_ = processes.Command(ctx, "sh", "-c", "setsid sleep 303 & sleep 304").Run()
+	if ctx.Err() != nil {
+		return ext.TextResult("timed out")
+	}
+	return ext.TextResult("done")
+}
 """
 GO_REGISTER = """	extension.Tool("spawn", "Start a background process and wait for another.",
 		json.RawMessage(`{"type": "object"}`), spawn)
 	extension.ToolWithOptions("spawn_tied", "The same, tied to the call.",
 		json.RawMessage(`{"type": "object"}`), ext.ToolOptions{}, spawnTied)
+	extension.ToolWithOptions("spawn_returns", "Start programs in the background and return.",
+		json.RawMessage(`{"type": "object"}`), ext.ToolOptions{},
+		schema.Checked(json.RawMessage(`{"type": "object"}`), ext.TextErrorResult, spawnReturns))
+	extension.ToolWithOptions("spawn_timeout", "Run programs for 0.5 s at most.",
+		json.RawMessage(`{"type": "object"}`), ext.ToolOptions{},
+		schema.Checked(json.RawMessage(`{"type": "object"}`), ext.TextErrorResult, spawnTimeout))
 """
 TYPESCRIPT = """
 ext.tool(
@@ -84,6 +126,31 @@ ext.tool(
     return "done";
   },
 );
+
+ext.tool(
+  "spawn_returns",
+  "Start programs in the background and return.",
+  { type: "object" },
+  async (_args, signal) => {
+    const quiet = { stdio: "ignore" } as const;
+    const script = "sleep 300 & setsid sleep 301 &";
+    await once(spawnForCall("sh", ["-c", script], signal, quiet), "close");
+    spawn("sleep", ["302"], { ...quiet, detached: true }).unref(); // on purpose
+    return "done";
+  },
+);
+
+ext.tool(
+  "spawn_timeout",
+  "Run programs for 0.5 s at most.",
+  { type: "object" },
+  async (_args, signal) => {
+    const script = "setsid sleep 303 & sleep 304";
+    const options = { stdio: "ignore", timeout: 500 } as const;
+    const [, stoppedBy] = await once(spawnForCall("sh", ["-c", script], signal, options), "close");
+    return stoppedBy ? "timed out" : "done";
+  },
+);
 """
 SHELL = r"""
 spawn() {
@@ -94,6 +161,23 @@ spawn() {
 
 ext_tool spawn 'Start a background process and wait for another.' '{"type": "object"}' '.' spawn
 ext_tool spawn_tied 'The same (every request is tied to its call).' '{"type": "object"}' '.' spawn
+
+spawn_returns() {
+	sh -c 'sleep 300 & setsid sleep 301 &'
+	ext_background sleep 302 # on purpose: ends with the extension
+	printf 'done'
+}
+
+spawn_timeout() {
+	if ext_timeout 0.5 sh -c 'setsid sleep 303 & sleep 304'; then
+		printf 'done'
+	else
+		printf 'timed out'
+	fi
+}
+
+ext_tool spawn_returns 'Start programs in the background and return.' '{"type": "object"}' '.' spawn_returns
+ext_tool spawn_timeout 'Run programs for 0.5 s at most.' '{"type": "object"}' '.' spawn_timeout
 """
 
 
@@ -106,7 +190,7 @@ def add_spawning_tools(project: Path, variant: str) -> None:
             '\nif __name__ == "__main__":', PYTHON + '\nif __name__ == "__main__":'
         )
     elif variant.startswith("go"):
-        source = source.replace("import (\n", 'import (\n\t"os/exec"\n', 1)
+        source = source.replace("import (\n", 'import (\n\t"os/exec"\n\t"time"\n', 1)
         source = register_in_go(source, GO_REGISTER) + GO
     elif variant.startswith("typescript"):
         imports = 'import { spawn } from "node:child_process";\n'
@@ -243,5 +327,42 @@ def test_nothing_a_handler_started_outlives_it(spawning, tmp_path, variant, endi
                 with pytest.raises(TimeoutError):
                     ext.read_reply(0.3)
                 assert ext.shutdown() == 0
+        finally:
+            kill_all(value, mark)
+
+
+def sleeps(value: str, mark: bytes) -> dict[str, str]:
+    """The sleeps of the run still alive: pid -> command line."""
+    return {pid: cmd for pid, cmd in carrying(value, mark).items() if cmd.startswith("sleep")}
+
+
+@pytest.mark.parametrize("variant", LANGUAGES)
+def test_a_calls_programs_end_with_it_and_kept_ones_with_the_extension(spawning, tmp_path, variant):
+    """The helper's programs are gone when the result arrives (checked at
+    once, without waiting); the handler's own timeout stops a whole tree; a
+    program started the plain way outlives the call, not the extension."""
+    project = spawning(variant)
+    value = ""
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        mark = ext.process.mark
+        try:
+            ext.handshake()
+            reply = ext.tool("spawn_returns", {}, timeout=10)
+            left = sleeps(value := run_value(ext.proc.pid), mark)
+            assert reply.get("is_error") is not True, reply
+            assert sorted(left.values()) == ["sleep 302"], f"{left}\n{ext.stderr()}"
+
+            reply = ext.tool("spawn_timeout", {}, timeout=10)
+            assert reply["content"][0]["text"] == "timed out", f"{reply}\n{ext.stderr()}"
+            left = sleeps(value, mark)
+            assert sorted(left.values()) == ["sleep 302"], f"{left}\n{ext.stderr()}"
+
+            assert ext.shutdown() == 0
+            left = sleeps(value, mark)
+            started = time.monotonic()
+            while left and time.monotonic() - started < 2:
+                time.sleep(0.02)
+                left = sleeps(value, mark)
+            assert not left, f"still running 2 s after shutdown: {left}"
         finally:
             kill_all(value, mark)

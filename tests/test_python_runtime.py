@@ -3,12 +3,14 @@
 The project's own unit tests cover each feature; these check what a
 session shows from outside: odd frames of the new kinds never reach stdout
 or crash the extension, a slow tool cancelled by zot gets no result, an
-older host gets the fallbacks, and start-up imports nothing new.
+older host gets the fallbacks, start-up imports nothing new, and what a
+tool call runs ends with the call.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import signal
 import subprocess
@@ -185,6 +187,22 @@ def test_run_answers_like_subprocess_run_with_the_output_captured():
     assert run(["pwd"], threading.Event(), cwd="/").stdout == "/\n"
 
 
+def wait_until_ended(pid: int) -> None:
+    """SIGKILL takes effect when the process next runs: PID is gone, or a
+    zombie where nothing reaps orphans, within moments."""
+    deadline = time.monotonic() + 2
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                state = stat.read().rpartition(")")[2].split()[0]
+        except FileNotFoundError:
+            return
+        if state == "Z":
+            return
+        assert time.monotonic() < deadline, f"the background sleep is still {state}"
+        time.sleep(0.01)
+
+
 def test_run_stops_the_whole_group_once_cancelled():
     """The background sleep holds the output open: run waits for it, until
     the call is cancelled."""
@@ -195,16 +213,95 @@ def test_run_stops_the_whole_group_once_cancelled():
     done = run(["sh", "-c", "sleep 30 & echo $!; wait"], cancelled)
     assert done.returncode == -signal.SIGKILL
     assert time.monotonic() - started < 2
-    # SIGKILL takes effect when the process next runs: gone, or a zombie where
-    # nothing reaps orphans, within moments.
-    deadline = time.monotonic() + 2
-    while True:
+    wait_until_ended(int(done.stdout))
+
+
+def test_run_s_timeout_with_an_event_of_one_s_own_stops_the_process_group():
+    """Outside a tool call there is no call's mark: the group goes, and run
+    raises what subprocess.run raises, with the output so far."""
+    run = load_runtime().run
+    started = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired) as raised:
+        run(["sh", "-c", "sleep 30 & echo $!; wait"], threading.Event(), timeout=1)
+    assert 1 <= time.monotonic() - started < 3
+    assert raised.value.timeout == 1
+    wait_until_ended(int(raised.value.stdout))
+
+
+def marked_sleeps(extension: int) -> dict:
+    """The sleeps that carry the ZOT_EXT_RUN of the extension whose pid is
+    EXTENSION: pid -> (its value, whether it leads a session of its own).
+    One that has exited (a zombie too) reads as empty: it is not listed."""
+    prefix = f"ZOT_EXT_RUN={extension}.".encode()
+    found = {}
+    for name in os.listdir("/proc"):
         try:
-            with open(f"/proc/{int(done.stdout)}/stat") as stat:
-                state = stat.read().rpartition(")")[2].split()[0]
-        except FileNotFoundError:
-            break
-        if state == "Z":
-            break
-        assert time.monotonic() < deadline, f"the background sleep is still {state}"
+            with open(f"/proc/{name}/cmdline", "rb") as file:
+                argv = file.read().split(b"\0")
+            with open(f"/proc/{name}/environ", "rb") as file:
+                environ = file.read().split(b"\0")
+            with open(f"/proc/{name}/stat", "rb") as file:
+                session = int(file.read().rpartition(b")")[2].split()[3])
+        except OSError:  # not a process, or gone
+            continue
+        for entry in environ:
+            if argv[0] == b"sleep" and entry.startswith(prefix):
+                found[int(name)] = (entry.decode().partition("=")[2], session == int(name))
+    return found
+
+
+# The tool starts two sleeps through run(), one in a session of its own,
+# and one with subprocess.Popen; zot's answer to call_tool lets it return.
+STARTS_SLEEPS = """\
+    import subprocess
+
+    from zot import run
+
+    script = "sleep 300 >/dev/null 2>&1 & setsid sleep 300 >/dev/null 2>&1 &"
+    run(["sh", "-c", script], cancelled)
+    quiet = subprocess.DEVNULL
+    subprocess.Popen(["sleep", "301"], stdin=quiet, stdout=quiet, stderr=quiet)
+    ext.call_tool("read", {"path": text}, cancelled)
+    return text
+"""
+
+
+@pytest.mark.skipif(not shutil.which("setsid"), reason="needs setsid")
+def test_what_a_call_runs_ends_before_its_result_popen_s_with_the_extension(tmp_path, project):
+    copy = tmp_path / "sleeps"
+    shutil.copytree(project, copy)
+    main = copy / "main.py"
+    anchor, _ = slow_tool("python", 1)
+    main.write_text(main.read_text().replace(anchor, STARTS_SLEEPS))
+    with ExtensionProcess(copy) as proc:
+        try:
+            sleeps_end_with_the_call_or_the_extension(proc)
+        finally:  # what a failure left: the sleeps this test started
+            for pid in marked_sleeps(proc.proc.pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def sleeps_end_with_the_call_or_the_extension(proc: ExtensionProcess) -> None:
+    proc.handshake(**NEWER)
+    proc.send({"type": "tool_call", "id": "t1", "name": "demo_ext", "args": {"text": "a"}})
+    assert proc.read_frame()["type"] == "call_tool"  # the handler waits for it
+    deadline = time.monotonic() + 5
+    while len(running := marked_sleeps(proc.proc.pid)) < 3:
+        assert time.monotonic() < deadline, f"the sleeps did not start: {running}"
         time.sleep(0.01)
+    # run()'s carry a call's mark (RUN/...), Popen's the extension's (RUN).
+    assert sorted("/" in value for value, _ in running.values()) == [False, True, True]
+    assert sorted(own for _, own in running.values()) == [False, False, True]  # setsid
+    text = [{"type": "text", "text": "x"}]
+    proc.send({"type": "tool_result", "id": "call-1", "content": text})
+    assert proc.read_frame() == {
+        "type": "tool_result",
+        "id": "t1",
+        "content": [{"type": "text", "text": "a"}],
+        "is_error": False,
+    }
+    # At the result, no polling: the call's two are gone, Popen's runs on.
+    left = marked_sleeps(proc.proc.pid)
+    assert ["/" in value for value, _ in left.values()] == [False], left
+    assert proc.shutdown() == 0
+    assert marked_sleeps(proc.proc.pid) == {}  # gone with the extension

@@ -1137,6 +1137,139 @@ def test_nothing_a_handler_started_outlives_it(project, tmp_path, own_group, end
             os.kill(pid, signal.SIGKILL)
 
 
+# main.sh's tool, for the process contract: by its text, it leaves processes
+# running in the background, runs a tree under ext_timeout, or starts a
+# program with ext_background, then prints the process ids it knows and
+# ZOT_EXT_RUN last.
+PROCESS_TOOL = r"""	case $1 in
+	leave)
+		sleep 300 &
+		printf '%s ' "$!"
+		setsid sleep 300 &
+		printf '%s ' "$!"
+		(while :; do sleep 300; done) &
+		printf '%s ' "$!"
+		sh -c 'sleep 300 >/dev/null 2>&1 &'
+		;;
+	timeout)
+		ext_timeout 0.5 sh -c 'sleep 300 & setsid sleep 300 & sleep 300'
+		printf '%s ' "$?"
+		;;
+	quick)
+		ext_timeout 30 sh -c 'exit 3'
+		printf '%s ' "$?"
+		;;
+	keep)
+		ext_background sleep 300
+		printf '%s ' "$REPLY"
+		;;
+	wait)
+		ext_background sleep 300
+		printf '%s %s' "$REPLY" "$ZOT_EXT_RUN" >"$2.new" && mv "$2.new" "$2"
+		ext_timeout 60 sh -c 'sleep 300 & setsid sleep 300 & sleep 300'
+		;;
+	esac
+	printf '%s' "$ZOT_EXT_RUN"
+}"""
+
+
+def running(pids) -> list[int]:
+    """Those of the processes that run (a zombie, exited, does not)."""
+    alive = []
+    for pid in map(int, pids):
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+                state = fh.read().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if state not in "ZX":
+            alive.append(pid)
+    return alive
+
+
+def process_project(project: Path) -> Path:
+    edit(project / "main.sh", "\tprintf '%s' \"$1\"\n}", PROCESS_TOOL)
+    edit(project / "main.sh", "\telse\n\t\t.text\n", '\telse\n\t\t.text, (.file // "")\n')
+    return project
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="finds processes in /proc")
+@pytest.mark.skipif(not shutil.which("setsid"), reason="starts setsid")
+def test_a_call_stops_what_it_started_before_its_result(project, tmp_path):
+    """Right when the result arrives (no waiting), nothing the call left
+    running runs: in the background, setsid'd, a loop in a subshell of
+    bash's (which /proc shows no mark of), a child's background; ext_timeout
+    stops a tree and returns 124; ext_background's program outlives the
+    call, carrying the run's mark, and ends with the extension."""
+    process_project(project)
+    base, pids = "", []
+    try:
+        with ExtensionProcess(project, data_dir=tmp_path) as ext:
+            ext.handshake()
+            *pids, run = ext.tool(TOOL, {"text": "leave"})["content"][0]["text"].split(" ")
+            left, marked = running(pids), carrying(run)  # at once
+            base = run.partition("/")[0]
+            assert base.startswith(f"{ext.proc.pid}.") and run.startswith(base + "/"), run
+            assert len(pids) == 3 and left == [] and marked == [], (pids, left, marked)
+
+            started = time.monotonic()
+            status, run = ext.tool(TOOL, {"text": "timeout"}, timeout=30)["content"][0][
+                "text"
+            ].split(" ")
+            elapsed = time.monotonic() - started
+            assert (status, carrying(run)) == ("124", []), (status, run)
+            assert elapsed >= 0.5, elapsed
+            started = time.monotonic()
+            status, _ = ext.tool(TOOL, {"text": "quick"}, timeout=30)["content"][0]["text"].split()
+            assert status == "3" and time.monotonic() - started < 30
+
+            kept, run = ext.tool(TOOL, {"text": "keep"})["content"][0]["text"].split(" ")
+            assert running([kept]) == [int(kept)] and carrying(run) == []
+            with open(f"/proc/{kept}/environ", "rb") as fh:
+                assert f"ZOT_EXT_RUN={base}".encode() in fh.read().split(b"\0")
+            assert ext.tool(TOOL, {"text": "next"})["content"][0]["text"].startswith(base + "/")
+            assert running([kept]) == [int(kept)]  # still, after another call
+            assert ext.shutdown() == 0
+        assert running([kept]) == [] and carrying(base) == []
+    finally:
+        for pid in running(pids) + (carrying(base) if base else []):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="finds processes in /proc")
+@pytest.mark.skipif(not shutil.which("setsid"), reason="starts setsid")
+def test_tool_cancel_stops_the_calls_processes_not_ext_backgrounds(project, tmp_path):
+    """A call cancelled while ext_timeout waits for a tree: the tree stops,
+    no result comes; the program it started with ext_background runs on."""
+    process_project(project)
+    marker = tmp_path / "kept"
+    base = ""
+    try:
+        with ExtensionProcess(project, data_dir=tmp_path) as ext:
+            ext.handshake()
+            call(ext, "c1", TOOL, {"text": "wait", "file": str(marker)})
+            deadline = time.monotonic() + 10
+            while not marker.exists():
+                assert time.monotonic() < deadline, "the handler never ran"
+                time.sleep(0.02)
+            kept, run = marker.read_text().split(" ")
+            base = run.partition("/")[0]
+            while len(carrying(run)) < 3:  # the three sleeps of the tree
+                assert time.monotonic() < deadline, "the tree never started"
+                time.sleep(0.02)
+            ext.send({"type": "tool_cancel", "id": "c1"})
+            deadline = time.monotonic() + 2
+            while carrying(run) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert carrying(run) == [] and running([kept]) == [int(kept)]
+            no_frame(ext, 0.3)  # and no result for the cancelled call
+            assert ext.shutdown() == 0
+        assert carrying(base) == [] and running([kept]) == []
+    finally:
+        for pid in carrying(base) if base else []:
+            os.kill(pid, signal.SIGKILL)
+
+
 def test_folders_of_killed_extensions_are_removed_after_ready(projects, tmp_path):
     """SIGKILL leaves an extension's temporary folder behind: the next start
     removes those whose process is gone, keeps a running one's, and still

@@ -8,6 +8,7 @@ import random
 import re
 import runpy
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -418,6 +419,70 @@ def test_a_cancelled_call_aborts_its_signal_and_gets_no_result(projects, tmp_pat
             pytest.fail(f"a cancelled call was answered: {ext.read_frame(timeout=0.5)}")
         assert ext.shutdown() == 0
         assert "aborted: true" in ext.stderr()
+
+
+SPAWNS_AND_FAILS = """
+ext.tool(
+  "spawn_and_fail",
+  "Start programs in the background, then fail.",
+  { type: "object" },
+  async () => {
+    const never = new AbortController().signal; // the call's end stops them
+    const script = "sleep 305 & setsid sleep 306 &";
+    const quiet = { stdio: "ignore" } as const;
+    await once(spawnForCall("sh", ["-c", script], never, quiet), "close");
+    throw new Error("it failed");
+  },
+);
+"""
+
+
+def call_processes(extension_pid: int) -> dict[str, str]:
+    """Live processes that carry a call's mark of the extension's run
+    (ZOT_EXT_RUN=PID.HEX/N): pid -> command line. A zombie's environment
+    reads as empty."""
+    prefix = f"ZOT_EXT_RUN={extension_pid}.".encode()
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if any(v.startswith(prefix) and b"/" in v for v in environ):
+            found[pid] = argv.replace(b"\0", b" ").decode(errors="replace").strip()
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
+@pytest.mark.parametrize("newer", [True, False], ids=["newer-zot", "zot-0.1.62"])
+def test_a_call_that_fails_stops_its_programs_before_its_error(projects, tmp_path, newer):
+    """spawnForCall finds its call without the call's signal, on zot 0.1.62
+    too: what it started, a setsid grandchild included, is gone when the
+    error result arrives (checked at once, without waiting)."""
+    project = projects.fresh_copy(tmp_path, "typescript", ["tools"])
+    handler = project / "src" / "extension.ts"
+    imports = 'import { once } from "node:events";\n'
+    imports += 'import { spawnForCall } from "../zot/runtime.js";\n'
+    handler.write_text(imports + handler.read_text() + SPAWNS_AND_FAILS)
+    build(project)
+    with ExtensionProcess(project, data_dir=tmp_path) as ext:
+        try:
+            if newer:
+                ext.handshake()
+            else:
+                ext.read_frame()  # hello
+                ext.send({"type": "hello_ack", "protocol_version": 1, "data_dir": str(tmp_path)})
+                ext.read_until("ready")
+            reply = ext.tool("spawn_and_fail", {}, timeout=10)
+            left = call_processes(ext.proc.pid)
+            assert reply["is_error"] is True, reply
+            assert reply["content"][0]["text"] == "demo-ext failed: it failed"
+            assert not left, f"running once the result arrived: {left}\n{ext.stderr()}"
+            assert ext.shutdown() == 0
+        finally:
+            for pid in call_processes(ext.proc.pid):
+                os.kill(int(pid), signal.SIGKILL)
 
 
 def test_a_tool_that_calls_zots_read_tool(projects, tmp_path):

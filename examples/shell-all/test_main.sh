@@ -146,4 +146,4 @@ if ((failures)); then
 	exit 1
 fi
 echo "all passed"
-ext_test_zot # then the template's own tests (zot/), one line each
+ext_test_zot # then the template's own tests (zot/: arguments, processes, guard), one line each

@@ -57,8 +57,8 @@ TOOL_ARGS='
 run_tool() {
 	# The demo echoes what TOOL_ARGS prepared. Run programs here instead,
 	# e.g. `wc -w <<<"$1"`; HOST_CWD is the user's project folder.
-	# When zot gives up on the call, the runtime kills this subshell and what
-	# it started and sends no result (ext_on_cancel COMMAND cleans up after).
+	# What it starts ends with the call (ext_timeout SECONDS CMD: sooner); when
+	# zot gives up on the call no result is sent (ext_on_cancel cleans up).
 	printf '%s' "$1"
 }
 

@@ -21,9 +21,14 @@ order.
 Nothing a handler starts outlives the extension: every process started from
 here carries ZOT_EXT_RUN in its environment (its children and the ones it
 leaves running in the background inherit it), and on shutdown or the end of
-stdin each process that carries this run's value is stopped. A program meant
-to outlive the extension is started without it: env -u ZOT_EXT_RUN setsid
-PROGRAM. run() starts a program for a tool call that tool_cancel stops.
+stdin each process that carries this run's value is stopped.
+
+A program a tool call starts with run() ends when the call ends: the handler
+returned (before the result is sent), zot cancelled the call, or run's
+timeout passed; every process it started goes with it, a setsid one too. A
+program meant to outlive the call is started with subprocess.Popen: it ends
+with the extension. One meant to outlive the extension is started without
+the variable: env -u ZOT_EXT_RUN setsid PROGRAM.
 
 A handler runs one of zot's own tools (read, bash, ...) with ext.call_tool:
 the read loop hands zot's answer to the waiting handler (newer hosts only).
@@ -31,6 +36,7 @@ the read loop hands zot's answer to the waiting handler (newer hosts only).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -220,14 +226,17 @@ RUN = f"{os.getpid()}.{os.urandom(8).hex()}"
 
 
 class _Call(Event):
-    """A tool call's `cancelled`: the processes run() starts for the call
-    carry ZOT_EXT_RUN=<RUN>/<number>, so tool_cancel finds them all."""
+    """A tool call's `cancelled`: each program run() starts for the call
+    carries ZOT_EXT_RUN=<RUN>/<number>/<run>, so the end of the call, and of
+    each run, finds every process it started."""
 
     def __init__(self, number: int, call_id: str) -> None:
         super().__init__()
         self.id = call_id  # zot's id of the call: call_tool's parent_id
         self.mark = f"{RUN}/{number}"
         self.ran = False  # whether run() started a process for the call
+        self.runs = itertools.count(1)  # numbers the runs (atomic next)
+        self.groups: list = []  # the process groups run() made for the call
 
 
 def run(
@@ -235,24 +244,40 @@ def run(
     cancelled: Event,
     *,
     input: str | bytes | None = None,
+    timeout: float | None = None,
     **options: Any,
 ) -> subprocess.CompletedProcess:
     """Run ARGV for a tool call and wait for it, like subprocess.run with its
     output captured as text; OPTIONS go to subprocess.Popen (cwd, env,
     stdout=subprocess.DEVNULL, ...). stdin is INPUT, or empty.
 
-    ARGV runs in a process group of its own. When CANCELLED (the tool
-    handler's) is set, zot has given up on the call: ARGV is stopped, with
-    every process it started, even one still running after run returned;
-    returncode is then negative.
+    ARGV runs in a process group of its own, and ends when the tool call
+    (CANCELLED is the handler's) ends, with every process it started, one
+    left in the background or in a session of its own too (found by its
+    ZOT_EXT_RUN; without /proc, its process group only):
+    - the handler returned: stopped before the result is sent;
+    - zot cancelled the call (CANCELLED is set): stopped at once, and
+      returncode is negative;
+    - TIMEOUT seconds passed: stopped, and subprocess.TimeoutExpired is
+      raised, as subprocess.run does.
+    With an Event of your own (outside a tool call) only the process group
+    is stopped, when it is set or on timeout.
+
+    A program meant to outlive the call is started with subprocess.Popen: it
+    ends with the extension. One meant to outlive the extension:
+    env -u ZOT_EXT_RUN setsid PROGRAM.
     """
     import signal  # here, not at the top: start-up counts
     import subprocess
+    import time
 
     env = dict(options.pop("env", None) or os.environ)
-    if isinstance(cancelled, _Call):
-        env[RUN_VARIABLE] = cancelled.mark
-        cancelled.ran = True
+    call = cancelled if isinstance(cancelled, _Call) else None
+    mark = ""
+    if call is not None:
+        mark = f"{call.mark}/{next(call.runs)}"  # the call's, and this run's own
+        env[RUN_VARIABLE] = mark
+        call.ran = True
     options = {
         "stdin": subprocess.DEVNULL if input is None else subprocess.PIPE,
         "stdout": subprocess.PIPE,
@@ -260,20 +285,29 @@ def run(
         "text": True,
         **options,
     }
-    killed = False
+    deadline = None if timeout is None else time.monotonic() + timeout
+    killed, so_far = False, (None, None)  # the output before a timeout
     with subprocess.Popen(argv, env=env, start_new_session=True, **options) as proc:
+        if call is not None:
+            call.groups.append(proc.pid)
         while True:
-            if cancelled.is_set() and not killed:
+            wait = 0.05 if deadline is None else deadline - time.monotonic()
+            if (cancelled.is_set() or wait <= 0) and not killed:
                 killed = True
                 try:  # not reaped yet: the group this call made is still its own
                     os.killpg(proc.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass  # it left its group, which is empty
+            if wait <= 0:  # out of time: what left the group goes too
+                if mark:
+                    _stop_processes(mark)
+                proc.wait()
+                raise subprocess.TimeoutExpired(argv, timeout, *so_far)
             try:
-                stdout, stderr = proc.communicate(input, timeout=0.05)
+                stdout, stderr = proc.communicate(input, timeout=min(wait, 0.05))
                 break
-            except subprocess.TimeoutExpired:
-                input = None  # handed over already
+            except subprocess.TimeoutExpired as err:  # bytes so far, as run's
+                input, so_far = None, (err.output, err.stderr)  # input went in
     return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
 
 
@@ -710,6 +744,11 @@ class Extension:
             result = tool_result(f"invalid arguments: {err}", is_error=True)
         finally:
             self._local.call = None
+            if call.ran:  # what run() started ends with the call, before its result
+                left = _stop_processes(call.mark, call.groups)
+                if left:
+                    still = f"still running after 0.5 s: {left}"
+                    self.log(f"killed the processes of tool call {frame['id']} {still}")
         if not isinstance(result, ToolResult):
             result = tool_result(
                 result if isinstance(result, str) else json.dumps(result)
@@ -803,7 +842,9 @@ class Extension:
             self.log(f"ignored tool_cancel for a call that is not running: {call_id!r}")
         elif cancelled.ran:  # stop what run() started for it, off the read loop
             threading.Thread(
-                target=_stop_processes, args=(cancelled.mark,), daemon=True
+                target=_stop_processes,
+                args=(cancelled.mark, cancelled.groups),
+                daemon=True,
             ).start()
 
     # --- Workers ---------------------------------------------------------
@@ -1032,16 +1073,19 @@ def _top_level_fields(line: str) -> dict:
 
 # --- Stopping processes -------------------------------------------------------
 
+_PROC = "/proc"  # where the processes' environments are read (tests move it)
 
-def _stop_processes(mark: str) -> list[int]:
-    """Stop the processes that carry MARK (see _marked): SIGTERM, then
-    SIGKILL to those still there after 0.5 s. Returns those killed."""
+
+def _stop_processes(mark: str, groups: Iterable[int] = ()) -> list[int]:
+    """Stop the processes that carry MARK (see _marked; without /proc, the
+    process GROUPS made here for it): SIGTERM, then SIGKILL to those still
+    there after 0.5 s. Returns those killed."""
     import signal  # here, not at the top: start-up counts
     import time
 
     signalled: set = set()
     deadline = time.monotonic() + 0.5
-    while pids := _marked(mark):
+    while pids := _marked(mark, groups):
         if time.monotonic() > deadline:
             _signal(pids, signal.SIGKILL)
             return pids
@@ -1054,25 +1098,29 @@ def _stop_processes(mark: str) -> list[int]:
 def _signal(pids: list[int], number: int) -> None:
     for pid in pids:
         try:
-            os.kill(pid, number)
+            os.kill(pid, number)  # a negative pid: that process group
         except OSError:
             pass  # gone already
 
 
-def _marked(mark: str) -> list[int]:
+def _marked(mark: str, groups: Iterable[int] = ()) -> list[int]:
     """The processes whose environment holds ZOT_EXT_RUN=MARK or MARK/...,
-    this one aside. A process that has exited reads as empty."""
+    this one aside. A process that has exited reads as empty. Without /proc,
+    the processes below this one for RUN, and for a call's mark the GROUPS
+    that still have members, as -GROUP (os.kill signals the whole group)."""
     try:
-        names = os.listdir("/proc")
-    except OSError:  # no /proc (macOS): the processes below this one
-        return _below(os.getpid()) if mark == RUN else []
+        names = os.listdir(_PROC)
+    except OSError:  # no /proc (macOS)
+        if mark == RUN:
+            return _below(os.getpid())
+        return [-group for group in groups if _has_members(group)]
     entry = f"{RUN_VARIABLE}={mark}".encode()
     found = []
     for name in names:
         if not name.isdigit() or int(name) == os.getpid():
             continue
         try:
-            with open(f"/proc/{name}/environ", "rb") as fh:
+            with open(f"{_PROC}/{name}/environ", "rb") as fh:
                 environ = fh.read()
         except OSError:  # gone, or another user's
             continue
@@ -1082,6 +1130,14 @@ def _marked(mark: str) -> list[int]:
         ):
             found.append(int(name))
     return found
+
+
+def _has_members(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except OSError:  # empty (or no longer ours)
+        return False
+    return True
 
 
 def _below(root: int) -> list[int]:

@@ -14,7 +14,8 @@
 # (zot/jq/writer.jq) turn those into frames: the only writer of stdout. A handler
 # that opens a panel gets its keys through a FIFO of its own, and one that
 # calls zot's tools (ext_call_tool) zot's answers. Every process started
-# carries ZOT_EXT_RUN, by which the end finds what is left.
+# carries ZOT_EXT_RUN, by which the end finds what is left; a request's
+# carry ZOT_EXT_RUN=RUN/N, and are stopped when it ends.
 
 EXT_NAME=extension
 EXT_VERSION=0.0.0
@@ -53,6 +54,8 @@ _ext_verdicts=''          # and its answers
 _ext_asked=0              # bash calls asked about so far
 _ext_spawned=0            # requests so far: the N of ZOT_EXT_RUN=RUN/N
 _ext_run=''               # ZOT_EXT_RUN's value: this process's id and a random one
+_ext_cminflt=''           # see _ext_stat_index
+_ext_faults=0             # see _ext_started
 _ext_call_limit=60        # seconds zot has to answer ext_call_tool
 _ext_called=0             # in a handler: its calls of zot's tools so far
 # For unit tests: zot's tools' answers (ext_test_zot_tool), by name.
@@ -435,6 +438,76 @@ ext_on_cancel() {
 	printf '%s\0' "$@" >"$_ext_dir/cancel.$BASHPID"
 }
 
+# ext_timeout SECONDS COMMAND [ARG...]: runs COMMAND and returns its
+# status; when it still runs after SECONDS (a number: 2, 0.5), stops it and
+# every process it started and returns 124, as timeout(1) does (125 for a
+# wrong SECONDS). COMMAND runs in a process of its own (a function too: what
+# it sets is lost) with this handler's stdin and stdout, in a process group
+# of its own, and what it starts carries ZOT_EXT_RUN=RUN/N/PID: the stop
+# finds them by the group and, on Linux, by that mark (setsid or not).
+ext_timeout() {
+	local pid timer ended='' status control='' run=${ZOT_EXT_RUN-}
+	if (($# < 2)) || [[ ! $1 =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]]; then
+		log "ext_timeout: SECONDS must be a number, then a COMMAND: ext_timeout ${1-} ${2-}"
+		return 125
+	fi
+	sleep "$1" >/dev/null 2>&1 &
+	timer=$!
+	shift
+	[[ $- == *m* ]] || control=1
+	set -m # for the job below: its process group
+	{
+		# A program in place of this subshell, which would log "Terminated".
+		if declare -F "$1" >/dev/null; then
+			ZOT_EXT_RUN=${run:+$run/$BASHPID} "$@"
+		else
+			ZOT_EXT_RUN=${run:+$run/$BASHPID} exec "$@"
+		fi
+	} <&0 &
+	pid=$!
+	[[ -z $control ]] || set +m
+	status=129
+	while [[ -z $ended ]] && ((status > 128)); do # a trapped signal interrupts wait
+		wait -n -p ended "$pid" "$timer"
+		status=$?
+	done
+	if [[ $ended == "$timer" ]] && kill -0 "$pid" 2>/dev/null; then
+		_ext_stop_run "${run:+$run/$pid}" "-$pid"
+		wait "$pid" 2>/dev/null
+		return 124
+	fi
+	# (SIGKILL: a fork of this shell that has not become sleep yet would
+	# run its traps on SIGTERM)
+	kill -KILL "$timer" 2>/dev/null
+	wait "$timer" 2>/dev/null
+	[[ $ended == "$pid" ]] || wait "$pid"
+	return "$status"
+}
+
+# ext_background COMMAND [ARG...]: starts the program COMMAND (not a shell
+# function) in the background, to outlive the call: it carries the
+# extension's ZOT_EXT_RUN instead of the call's and ends with the extension
+# (a program to outlive the extension: env -u ZOT_EXT_RUN setsid PROGRAM).
+# Its stdin is /dev/null, what it prints goes to the log; REPLY is its
+# process id.
+ext_background() {
+	if declare -F "$1" >/dev/null; then
+		log "ext_background: $1 is a shell function: give it a program (bash -c '...' for a few commands)"
+		return 2
+	fi
+	# Started by a process that exits at once (waited for): no child of this
+	# handler's, which the end of the call or a tool_cancel would stop.
+	read -r REPLY < <(
+		if [[ -n $_ext_run ]]; then
+			ZOT_EXT_RUN=$_ext_run exec "$@" </dev/null >&2 &
+		else
+			exec "$@" </dev/null >&2 &
+		fi
+		printf '%s\n' "$!"
+	)
+	wait "$!"
+}
+
 # ext_activate_tools NAME...: in a tool's handler, the result shows zot's
 # model the tools NAME... registered with ext_tool --deferred (newer zot).
 ext_activate_tools() {
@@ -586,7 +659,8 @@ _ext_tool_args_jq() {
 
 # For unit tests: runs tool NAME on ARGS (JSON) as zot would and prints its
 # output, or prints the refusal of its argument check and returns 1. Frames
-# the handler sends are dropped (ext_test_frames shows them).
+# the handler sends are dropped (ext_test_frames shows them). The handler
+# runs as in zot, in a run of its own (see _ext_test_quiet).
 ext_test_tool() {
 	_ext_test_tool_args "$1" "$2" || {
 		printf '%s' "$REPLY"
@@ -646,14 +720,41 @@ _ext_test_tool_args() {
 
 # Runs a handler of kind $1 (tool, intercept) in a subshell whose frames go
 # nowhere. A tool's calls of zot's tools get ext_test_zot_tool's answers.
+# As in zot, the handler's stdin is /dev/null and its processes carry
+# ZOT_EXT_RUN=RUN/1, of a run of the subshell's own: when the handler
+# returns (or exits), what it left running is stopped, then, as if the
+# extension stopped, what it started with ext_background.
 _ext_test_quiet() (
 	_ext_dir=$(mktemp -d) || exit
-	trap 'rm -rf "$_ext_dir"' EXIT
-	exec {_ext_out}>/dev/null
+	_ext_test_run
+	trap '_ext_test_end "$_ext_dir"' EXIT
+	exec {_ext_out}>/dev/null </dev/null
 	_ext_handler=$1 _ext_parent=null _ext_test_zot=1 HOST_CALL_TOOL=${NEWER_HOST:+1}
 	[[ $1 != tool ]] || _ext_parent='"test"'
 	"${@:2}"
 )
+
+# The end of _ext_test_quiet's handler: what it left running stopped, then
+# what it started with ext_background (nothing looked up when it started
+# nothing), its folder $1 removed. Not in a child (see _ext_done).
+_ext_test_end() {
+	[[ $BASHPID == "$_ext_me" ]] || return 0
+	if _ext_started; then
+		_ext_stop_call
+		_ext_stop_run "$_ext_run"
+	fi
+	rm -rf "$1"
+}
+
+# For unit tests: a run of this process's own, request 1 of it, as
+# ext_run and _ext_request set them.
+_ext_test_run() {
+	printf -v _ext_run '%d.%08x%08x' "$BASHPID" "$SRANDOM" "$SRANDOM"
+	_ext_spawned=1 _ext_bang=${!-} _ext_me=$BASHPID
+	export ZOT_EXT_RUN=$_ext_run/1
+	_ext_stat_index
+	_ext_faults=$REPLY # not a new process: what it waited for so far
+}
 
 # For unit tests: runs the intercept function on a call of tool NAME with
 # ARGS (JSON), with the guard's verdict for the project folder HOST_CWD, and
@@ -716,23 +817,95 @@ ext_test_frames() {
 	esac
 	dir=$(mktemp -d) || return
 	local _ext_dir=$dir _ext_out _ext_testing=1 _ext_test_keys=("${keys[@]}")
-	local _ext_test_zot=1 HOST_CALL_TOOL=${NEWER_HOST:+1}
+	local _ext_test_zot=1 HOST_CALL_TOOL=${NEWER_HOST:+1} _ext_run _ext_cminflt
+	# A run of its own, stopped after the request as the extension's end does.
+	printf -v _ext_run '%d.%08x%08x' "$BASHPID" "$SRANDOM" "$SRANDOM"
+	_ext_stat_index
 	exec {_ext_out}>"$dir/frames"
 	_ext_spawn "$kind" '"test"' "$function" "${fields[@]}" 2>/dev/null
 	wait "$!"
+	_ext_stop_run "$_ext_run"
 	exec {_ext_out}>&-
 	_ext_writer <"$dir/frames"
 	rm -rf "$dir"
 }
 
 # For unit tests: the template's own tests, one line each when they pass:
-# the argument checks of zot/schema-cases.json and, with the guard, every
-# verdict of zot/guard/guard-cases.json, given by the template's rules alone
-# (a rule guard-policy.json switches off fails nothing here). Status 1 when
-# one fails.
+# the argument checks of zot/schema-cases.json, the processes of calls and,
+# with the guard, every verdict of zot/guard/guard-cases.json, given by the
+# template's rules alone (a rule guard-policy.json switches off fails
+# nothing here). Status 1 when one fails.
 ext_test_zot() {
-	_ext_test_schema_cases && _ext_test_guard_cases_json
+	_ext_test_schema_cases && _ext_test_processes && _ext_test_guard_cases_json
 }
+
+# The processes of a call, in a run of its own: what the handler left
+# running (in the background, setsid'd, a bash subshell, a child's
+# background) is stopped as the call ends, a program of ext_background's
+# when the run ends; ext_timeout stops a tree. A line for each failure, or
+# one line.
+_ext_test_processes() (
+	local -a problems=() pids
+	local out kept status
+	# shellcheck disable=SC2016 # the handler's
+	out=$(_ext_test_quiet tool eval 'sleep 300 >/dev/null 2>&1 & printf "%s %s" "$!" "$ZOT_EXT_RUN"')
+	read -r kept out <<<"$out"
+	[[ $out =~ ^[0-9]+\.[0-9a-f]{16}/1$ ]] || problems+=("ext_test_tool runs a handler with ZOT_EXT_RUN=$out")
+	_ext_running "$kept"
+	((${#_ext_left[@]} == 0)) || problems+=("ext_test_tool left the handler's process running")
+	_ext_test_run
+	exec </dev/null
+	out=$(
+		_ext_bang=${!-}
+		sleep 300 >/dev/null 2>&1 &
+		printf '%s ' "$!"
+		# A subshell of bash's, which no mark shows: a loop that would start
+		# another sleep once its sleep is stopped.
+		(while :; do sleep 300; done) >/dev/null 2>&1 &
+		printf '%s ' "$!"
+		if type -P setsid >/dev/null; then
+			setsid sleep 300 >/dev/null 2>&1 &
+			printf '%s ' "$!"
+		fi
+		# Found by its mark alone: /proc shows it.
+		[[ ! -r /proc/self/environ ]] || sh -c 'sleep 300 >/dev/null 2>&1 & printf "%s " "$!"'
+		ext_background sleep 300 2>/dev/null
+		printf '%s' "$REPLY"
+		_ext_stop_call
+	)
+	read -r -a pids <<<"$out"
+	kept=${pids[-1]}
+	unset 'pids[-1]'
+	_ext_running "${pids[@]}"
+	((${#_ext_left[@]} == 0)) || problems+=("a call's processes still run after it ended: ${_ext_left[*]} of ${pids[*]}")
+	_ext_running "$kept"
+	((${#_ext_left[@]} == 1)) || problems+=("ext_background's program ended with the call")
+	if [[ -r /proc/self/environ ]] && ! grep -qzx "ZOT_EXT_RUN=$_ext_run" "/proc/$kept/environ" 2>/dev/null; then
+		problems+=("ext_background's program does not carry the run's ZOT_EXT_RUN")
+	fi
+	_ext_stop_run "$_ext_run"
+	_ext_running "$kept"
+	if [[ ! -r /proc/self/environ ]]; then
+		kill "$kept" 2>/dev/null # without /proc, no run's end finds it
+	elif ((${#_ext_left[@]})); then
+		problems+=("ext_background's program still runs after the run ended")
+	fi
+	out=$(ext_timeout 0.2 sh -c 'sleep 300 >/dev/null 2>&1 & printf "%s %s" "$!" "$$"; exec sleep 300 >/dev/null 2>&1')
+	status=$?
+	read -r -a pids <<<"$out"
+	_ext_running "${pids[@]}"
+	[[ $status == 124 && ${#_ext_left[@]} == 0 ]] ||
+		problems+=("ext_timeout 0.2 returned $status, and left ${_ext_left[*]:-nothing} running")
+	ext_timeout 5 sh -c 'exit 3'
+	status=$?
+	((status == 3)) || problems+=("ext_timeout returned $status for a command's status 3")
+	_ext_stop_run "$_ext_run" # what a failure above left
+	if ((${#problems[@]})); then
+		printf 'FAIL  zot/processes: %s\n' "${problems[@]}"
+		return 1
+	fi
+	printf 'ok    zot/processes: a call stops what it started, ext_timeout and ext_background\n'
+)
 
 # The schema checks of zot/schema-cases.json, in one jq run: a line for each
 # case that fails, then the number of cases.
@@ -1115,10 +1288,12 @@ _ext_spawn() {
 }
 
 # A request's subshell: FUNCTION's output goes to a file of its own. What it
-# starts carries ZOT_EXT_RUN=RUN/N, which a tool_cancel looks for.
+# starts carries ZOT_EXT_RUN=RUN/N, by which its end and a tool_cancel find
+# what is left.
 _ext_request() {
 	# Globals: a failed expansion in the handler unwinds the locals.
-	_ext_kind=$1 _ext_id=$2 _ext_sent=0 _ext_blocks=0 _ext_hook='' _ext_keys=''
+	_ext_kind=$1 _ext_id=$2 _ext_sent=0 _ext_blocks=0 _ext_hook='' _ext_keys='' _ext_bang=${!-}
+	_ext_me=$BASHPID
 	# _ext_kind becomes "answered" once the answer is out; _ext_handler stays.
 	_ext_handler=$1 _ext_parent=null _ext_text=''
 	[[ $1 != tool ]] || _ext_parent=$2 # the tool call its calls of zot's tools run in
@@ -1132,10 +1307,13 @@ _ext_request() {
 	"${@:3}"
 }
 
-# In a request's subshell, at its exit: the panels it left open closed, and
-# its answer unless it gave it (ext_answer).
+# In a request's subshell, at its exit: the panels it left open closed, the
+# processes it left running stopped, then its answer unless it gave it
+# (ext_answer). Not in a child that has the trap still: one killed between
+# its fork and its exec (cmd & kill $!) runs it on the way out.
 _ext_done() {
 	local id
+	[[ $BASHPID == "$_ext_me" ]] || return 0
 	for id in "${!_ext_panels[@]}"; do
 		ext_close_panel "$id"
 	done
@@ -1144,7 +1322,47 @@ _ext_done() {
 	if (($1 != 0)); then
 		log "the $_ext_handler handler exited with status $1"
 	fi
+	_ext_stop_call
 	[[ $_ext_kind == answered ]] || _ext_answer "$1"
+}
+
+# In a request's subshell as it ends: what its handler started and left
+# running is stopped (see _ext_stop_run), the processes below this subshell
+# and, by their ZOT_EXT_RUN=RUN/N, those that left it (setsid, or the
+# background of a child that exited). Nothing to do, and nothing looked up,
+# when it started no process (see _ext_started).
+_ext_stop_call() {
+	local -a _ext_tree
+	_ext_started || return 0
+	_ext_descendants "$BASHPID"
+	_ext_stop_run "${_ext_run:+$_ext_run/$_ext_spawned}" "${_ext_tree[@]}"
+}
+
+# Status 0 when this request's process has started a process: a job in the
+# background ($! not as it came) or, on Linux, one it waited for (their
+# page faults, cminflt, are no longer _ext_faults, 0 for a new process);
+# elsewhere such a process, gone, left nothing that can be found.
+_ext_started() {
+	local -a stat
+	[[ ${!-} == "$_ext_bang" ]] || return 0
+	[[ -n $_ext_cminflt ]] || return 1
+	read -r -a stat <"/proc/$BASHPID/stat"
+	[[ ${stat[_ext_cminflt]} != "$_ext_faults" ]]
+}
+
+# Sets _ext_cminflt to the index of cminflt in this process's /proc/PID/stat
+# read into an array, the 9th field after the name (which may hold blanks
+# and ends in ")"; no field after it does), and REPLY to its value: empty
+# without /proc. Forks have the same name.
+_ext_stat_index() {
+	local -a stat
+	local i
+	_ext_cminflt='' REPLY=''
+	{ read -r -a stat <"/proc/$BASHPID/stat"; } 2>/dev/null || return 0
+	for i in "${!stat[@]}"; do
+		[[ ${stat[i]} != *')' ]] || _ext_cminflt=$((i + 9))
+	done
+	REPLY=${stat[_ext_cminflt]}
 }
 
 # Passes the request's output file to the writer.
@@ -1308,51 +1526,99 @@ _ext_kill_trees() {
 }
 
 # Stops the processes that carry ZOT_EXT_RUN=$1 or $1/... (see
-# _ext_carriers), by process id: SIGTERM, up to 500 ms for them to end, then
-# SIGKILL for those still there.
+# _ext_carriers; none for an empty $1) and the processes $2... (a process
+# id, or minus the id of a process group this runtime made), by process id:
+# SIGTERM, up to 500 ms for them to end, then SIGKILL for those still there.
 _ext_stop_run() {
-	local -a _ext_pids
+	local -a _ext_pids _ext_left=("${@:2}")
 	local try
-	[[ -n $_ext_run ]] && _ext_carriers "$1" || return 0
-	kill -TERM "${_ext_pids[@]}" 2>/dev/null
+	_ext_carriers "$1" || ((${#_ext_left[@]})) || return 0
+	kill -TERM -- "${_ext_pids[@]}" "${_ext_left[@]}" 2>/dev/null
 	for ((try = 0; try < 25; try++)); do
 		sleep 0.02
-		_ext_carriers "$1" || return 0
+		_ext_running "${_ext_left[@]}"
+		_ext_carriers "$1" || ((${#_ext_left[@]})) || return 0
 	done
-	kill -KILL "${_ext_pids[@]}" 2>/dev/null
+	kill -KILL -- "${_ext_pids[@]}" "${_ext_left[@]}" 2>/dev/null
+}
+
+# Sets _ext_left to those of the processes (or groups, -ID) $@ that still
+# run; a zombie, which waits for its parent to read its status, does not.
+# With /proc a group runs while its first process does (the others carry
+# the mark _ext_carriers looks for; a zombie of theirs may wait for init).
+_ext_running() {
+	local pid stat
+	_ext_left=()
+	for pid; do
+		if [[ -r /proc/self/stat ]]; then
+			stat=''
+			{ read -r stat <"/proc/${pid#-}/stat"; } 2>/dev/null
+			[[ -n $stat && ${stat##*) } != [ZX]* ]] || continue
+		else
+			kill -0 -- "$pid" 2>/dev/null || continue
+		fi
+		_ext_left+=("$pid")
+	done
 }
 
 # Sets _ext_pids to the processes that carry ZOT_EXT_RUN=$1 or $1/...: on
 # Linux, from their environment (a process that exited reads empty there);
-# elsewhere, with no /proc, every process below this shell. Status 1 when
-# there are none.
+# elsewhere, with no /proc, for a whole run (no "/" in $1) every process
+# below this one. Status 1 when there are none.
 _ext_carriers() {
-	local file pid ppid
-	local -A parent
+	local file pid
+	local -a _ext_tree
 	_ext_pids=()
-	if [[ -r /proc/self/environ ]]; then
+	if [[ -z $1 ]]; then
+		return 1
+	elif [[ -r /proc/self/environ ]]; then
 		while IFS= read -r file; do
 			pid=${file#/proc/}
 			pid=${pid%/environ}
-			[[ $pid == "$$" ]] || _ext_pids+=("$pid")
+			[[ $pid == "$$" || $pid == "$BASHPID" ]] || _ext_pids+=("$pid")
 		done < <(
 			unset ZOT_EXT_RUN # or grep would find itself
 			exec grep -lzxE "ZOT_EXT_RUN=${1//./\\.}(/.*)?" /proc/[0-9]*/environ 2>/dev/null
 		)
 	elif [[ $1 != */* ]]; then
-		while read -r pid ppid; do
-			parent[$pid]=$ppid
-		done < <(ps -A -o pid= -o ppid=)
-		unset 'parent[$!]' # ps itself
-		for pid in "${!parent[@]}"; do
-			ppid=${parent[$pid]}
-			while [[ -n $ppid && $ppid != 1 && $ppid != "$$" ]]; do
-				ppid=${parent[$ppid]-}
-			done
-			[[ $ppid != "$$" ]] || _ext_pids+=("$pid")
-		done
+		_ext_descendants "$BASHPID"
+		_ext_pids=("${_ext_tree[@]}")
 	fi
 	((${#_ext_pids[@]}))
+}
+
+# Sets _ext_tree to the processes below process $1: from the kernel's lists
+# of each process's children where /proc has them (no process started),
+# else from ps.
+_ext_descendants() {
+	local -a queue=("$1") children
+	local -A parent
+	local pid ppid file
+	_ext_tree=()
+	if [[ -r /proc/$1/task/$1/children ]]; then
+		while ((${#queue[@]})); do
+			pid=${queue[-1]}
+			unset 'queue[-1]'
+			for file in /proc/"$pid"/task/*/children; do
+				children=()
+				{ read -r -a children <"$file"; } 2>/dev/null
+				_ext_tree+=("${children[@]}")
+				queue+=("${children[@]}")
+			done
+		done
+		return
+	fi
+	while read -r pid ppid; do
+		parent[$pid]=$ppid
+	done < <(ps -A -o pid= -o ppid=)
+	unset 'parent[$!]' # ps itself
+	for pid in "${!parent[@]}"; do
+		ppid=${parent[$pid]}
+		while [[ -n $ppid && $ppid != 1 && $ppid != "$1" ]]; do
+			ppid=${parent[$ppid]-}
+		done
+		[[ $ppid != "$1" ]] || _ext_tree+=("$pid")
+	done
 }
 
 # Removes the folders of extensions that were killed (SIGKILL leaves no time
@@ -1457,6 +1723,7 @@ ext_run() {
 	exec {records}< <(_ext_read "$stdout")
 	printf '%s\n' "$_ext_hello"
 	exec </dev/null {stdout}>&- >&2
+	_ext_stat_index
 	_ext_loop "$records"
 	_ext_exit
 }

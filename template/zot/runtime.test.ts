@@ -2,6 +2,7 @@
 // may send goes through handle() as run() would pass it, and what the
 // extension would write is collected instead of written.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
 import { test } from "node:test";
@@ -347,9 +348,50 @@ function running(pid: number): boolean {
   }
 }
 
+/** What the tests of processes need: /proc, where they look. */
+const PROC = { skip: !existsSync("/proc/self/stat") && "it reads /proc" };
+
+/** A signal that never aborts: the call's end stops the program anyway. */
+const UNTIL_THE_CALL_ENDS = new AbortController().signal;
+
+/** The pids `script` echoes, as sh runs it through spawnForCall: all of
+ * them once every process that holds its stdout has closed it. */
+async function echoed(script: string, signal: AbortSignal): Promise<number[]> {
+  const sh = spawnForCall("sh", ["-c", script], signal);
+  let output = "";
+  sh.stdout?.on("data", (chunk) => (output += chunk));
+  await once(sh.stdout!, "end");
+  return output.trim().split(/\s+/).map(Number);
+}
+
+/** sh's words for a sleep in a session of its own, which says its pid once
+ * it is there (setsid runs sh, which becomes the sleep). */
+const SETSID_SLEEP =
+  "setsid sh -c 'echo $$; exec sleep 300 >/dev/null 2>&1' 2>/dev/null &";
+
+/** The session of process `pid`, from /proc. */
+function session(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+}
+
+/** Wait up to 2 s for `pids` to stop running: those still running. */
+async function gone(pids: number[]): Promise<number[]> {
+  const deadline = Date.now() + 2000;
+  while (pids.some(running) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return pids.filter(running);
+}
+
+/** Stop what a failed test left running. */
+const cleanUp = (pids: number[]) => {
+  for (const pid of pids.filter(running)) process.kill(pid, "SIGKILL");
+};
+
 test(
   "what spawnForCall started stops when the call's signal aborts",
-  { skip: !existsSync("/proc/self/stat") && "it reads /proc" },
+  PROC,
   async () => {
     const controller = new AbortController();
     const { signal } = controller;
@@ -372,6 +414,128 @@ test(
       }
     } finally {
       for (const pid of pids.filter(running)) process.kill(pid, "SIGKILL");
+    }
+  },
+);
+
+test(
+  "what a call started with spawnForCall is gone when its result arrives",
+  PROC,
+  async () => {
+    const started: number[] = [];
+    const ext = new Extension("t", "1.0");
+    ext.tool("bg", "B", { type: "object" }, async (args) => {
+      // A signal of its own, not the call's: the call's end is what counts.
+      const signal = UNTIL_THE_CALL_ENDS;
+      const child = spawnForCall("sleep", ["300"], signal, { stdio: "ignore" });
+      // One in the background, one in a session of its own (setsid).
+      const script = `sleep 300 >/dev/null 2>&1 & echo $!; ${SETSID_SLEEP}`;
+      const [background, setsid] = await echoed(script, signal);
+      started.push(child.pid ?? 0, background, setsid);
+      assert.deepEqual(started.filter(running), started);
+      assert.equal(session(setsid), setsid, "setsid did not make a session");
+      if ((args as { fail?: boolean }).fail) throw new Error("it failed");
+      return "started";
+    });
+    try {
+      // zot 0.1.62 too, whose calls cannot call zot's tools.
+      for (const newer of [true, false]) {
+        const zot = Zot.start(ext, { newer });
+        for (const fail of [false, true]) {
+          started.length = 0;
+          const result = await zot.tool("bg", { fail });
+          const left = started.filter(running); // right away, no waiting
+          assert.equal(result.isError, fail, result.text);
+          assert.equal(started.length, 3);
+          assert.deepEqual(left, [], `running once ${newer}/${fail} answered`);
+        }
+        zot.stop();
+      }
+    } finally {
+      cleanUp(started);
+    }
+  },
+);
+
+test(
+  "the handler's own time limit stops a program with all it started",
+  PROC,
+  async () => {
+    let pids: number[] = [];
+    let left: number[] = [];
+    const ext = new Extension("t", "1.0");
+    ext.tool("slow", "S", { type: "object" }, async (_, signal) => {
+      // sh says both pids, then becomes a sleep, which the time limit stops.
+      const script = `${SETSID_SLEEP} echo $$; exec sleep 300 >/dev/null`;
+      const sh = spawnForCall("sh", ["-c", script], signal, { timeout: 1000 });
+      let output = "";
+      sh.stdout?.on("data", (chunk) => (output += chunk));
+      const [, exitSignal] = await once(sh, "close");
+      pids = output.trim().split(/\s+/).map(Number);
+      left = await gone(pids); // the time limit stopped them, not the end
+      return exitSignal ? "timed out" : "done";
+    });
+    const zot = Zot.start(ext);
+    try {
+      const result = await zot.tool("slow", {});
+      assert.equal(result.text, "timed out");
+      assert.equal(pids.length, 2);
+      assert.deepEqual(left, [], "still running 2 s after the time limit");
+    } finally {
+      zot.stop();
+      cleanUp(pids);
+    }
+  },
+);
+
+test(
+  "a program node's spawn starts outlives the call that started it",
+  PROC,
+  async () => {
+    let pid = 0;
+    const ext = new Extension("t", "1.0");
+    ext.tool("keep", "K", { type: "object" }, () => {
+      const options = { detached: true, stdio: "ignore" } as const;
+      const child = spawn("sleep", ["300"], options);
+      child.unref(); // the call does not wait for it
+      pid = child.pid ?? 0;
+      return "kept";
+    });
+    const zot = Zot.start(ext);
+    try {
+      assert.equal((await zot.tool("keep", {})).text, "kept");
+      assert.ok(running(pid), "the call stopped it");
+    } finally {
+      zot.stop();
+      cleanUp([pid]);
+    }
+  },
+);
+
+test(
+  "tool_cancel stops what spawnForCall started, and no result is sent",
+  PROC,
+  async () => {
+    let pid = 0;
+    const ext = new Extension("t", "1.0");
+    ext.tool("wait", "W", { type: "object" }, async (_, signal) => {
+      const child = spawnForCall("sleep", ["300"], UNTIL_THE_CALL_ENDS, {
+        stdio: "ignore",
+      });
+      pid = child.pid ?? 0;
+      await once(signal, "abort");
+      return "too late";
+    });
+    const zot = Zot.start(ext);
+    try {
+      const call = zot.startTool("wait", {});
+      assert.ok(running(pid), "sleep did not start");
+      call.cancel();
+      assert.deepEqual(await gone([pid]), [], "running 2 s after tool_cancel");
+      assert.ok(await call.noResult(), "the cancelled call was answered");
+    } finally {
+      zot.stop();
+      cleanUp([pid]);
     }
   },
 );

@@ -14,9 +14,16 @@
 // Nothing a handler starts outlives the extension: every process started from
 // here carries ZOT_EXT_RUN in its environment (its children and the ones it
 // leaves running in the background inherit it), and on shutdown or the end
-// of input each process that carries this run's value is stopped. A program
-// meant to outlive the extension is started without it: env -u ZOT_EXT_RUN
-// setsid PROGRAM. spawnForCall starts a program that tool_cancel stops.
+// of input each process that carries this run's value is stopped.
+//
+// A program a tool call starts with spawnForCall ends when the call ends:
+// its handler returned or threw (stopped before the result goes out), zot
+// cancelled it, the signal given aborted, or its `timeout` (ms) passed; with
+// it, every process it started, setsid'd or in the background, found by its
+// mark in /proc.
+// Meant to outlive the call: node's spawn, detached: true and unref() (it
+// ends with the extension). Meant to outlive the extension: env -u
+// ZOT_EXT_RUN setsid PROGRAM.
 import { AsyncLocalStorage } from "node:async_hooks";
 import {
   type ChildProcess,
@@ -191,12 +198,15 @@ export interface CommandOptions {
   panels?: boolean;
 }
 
-/** A tool call in flight: cancelled by zot, and its signal if it has one
- * (or if a callTool made while it runs needs one). */
+/** A tool call in flight: cancelled by zot, its signal if it has one (or
+ * if a callTool made while it runs needs one), and how to stop each program
+ * spawnForCall started for it (ended: stopped already). */
 interface Call {
   id: string;
   cancelled: boolean;
   controller?: AbortController;
+  programs?: (() => Promise<void>)[];
+  ended?: boolean;
 }
 
 /** The signal of a handler that takes none: it never aborts. */
@@ -383,7 +393,8 @@ function fromZot(frame: Frame): ToolResult {
   };
 }
 
-/** The tool call whose handler runs (its async context): callTool's parent. */
+/** The tool call whose handler runs (its async context): callTool's parent,
+ * and the call a program spawnForCall starts belongs to. */
 const running = new AsyncLocalStorage<Call>();
 
 /** zot disconnects an extension that writes a line of this many bytes or more. */
@@ -885,9 +896,8 @@ export class Extension {
     let reply: ExtensionFrame;
     try {
       const signal = call?.controller?.signal ?? NEVER;
-      // callTool finds its parent here, on hosts that can answer it.
-      const canCall = this.host.capabilities?.includes("call_tool");
-      reply = await (call && canCall
+      // callTool and spawnForCall find the call here.
+      reply = await (call
         ? running.run(call, () => this.reply(req, signal))
         : this.reply(req, signal));
     } catch (err) {
@@ -896,6 +906,8 @@ export class Extension {
       reply = this.failure(req, err);
     }
     if (call) {
+      // The call is over: what it started goes before zot has the result.
+      await endCall(call);
       if (call.cancelled) return; // zot has dropped the call
       if (this.calls.get(id) === call) this.calls.delete(id);
     }
@@ -1000,7 +1012,8 @@ export class Extension {
     return allow;
   }
 
-  /** tool_cancel: the call's signal aborts, and its result will not be sent. */
+  /** tool_cancel: the call's signal aborts, its programs stop, and its
+   * result will not be sent. */
   private cancel(id: unknown): void {
     const call = typeof id === "string" ? this.calls.get(id) : undefined;
     if (!call) {
@@ -1010,6 +1023,7 @@ export class Extension {
     this.calls.delete(id as string);
     call.cancelled = true;
     call.controller?.abort();
+    void endCall(call);
   }
 
   /** panel_key and panel_close from zot, to the handlers of that panel. */
@@ -1099,9 +1113,21 @@ const RUN = `${process.pid}.${Math.floor(Math.random() * 2 ** 48).toString(16)}`
 let spawned = 0;
 
 /** Start a program for a tool call, as node's spawn does (read its output, or
- * pass stdio: "ignore"), in a process group of its own: once `signal` aborts
- * (zot has given up on the call), the program is stopped with every process
- * it started, even one still running after it exited. */
+ * pass stdio: "ignore"), in a process group of its own. It ends when the call
+ * ends, with every process it started, even one still running after it
+ * exited: before the call's result goes out, on tool_cancel, once `signal`
+ * aborts, or `options.timeout` ms after it started (node's spawn stops only
+ * the program then; this, all it started; the program then exits by a
+ * signal, child.signalCode). Node 20 drops an AbortSignal.timeout combined
+ * with AbortSignal.any once it is garbage-collected: use `timeout` for the
+ * handler's own time limit. Started outside a tool
+ * call (a command, an event), it ends when `signal` aborts, or with the
+ * extension. Which processes: those that carry its mark in ZOT_EXT_RUN (in
+ * /proc, so on Linux; elsewhere its process group only).
+ *
+ * A program meant to outlive the call: node's spawn with `detached: true`,
+ * then unref() (it ends with the extension). One meant to outlive the
+ * extension: spawn("env", ["-u", "ZOT_EXT_RUN", "setsid", PROGRAM, ...]). */
 export function spawnForCall(
   command: string,
   args: readonly string[],
@@ -1110,46 +1136,69 @@ export function spawnForCall(
 ): ChildProcess {
   const mark = `${RUN}/${++spawned}`;
   const env = { ...(options.env ?? process.env), [RUN_VARIABLE]: mark };
-  const child = spawn(command, args, { ...options, env, detached: true });
+  const { timeout, ...rest } = options;
+  const child = spawn(command, args, { ...rest, env, detached: true });
+  let stopping: Promise<void> | undefined;
   const stop = () => {
-    // Not reaped yet, the group this call made is still its own.
-    if (child.pid && child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // it left its group, which is empty
-      }
-    }
-    void stopProcesses(mark);
+    signal.removeEventListener("abort", stop);
+    clearTimeout(timer);
+    return (stopping ??= stopProcesses(mark, child).then(() => {}));
   };
-  if (signal.aborted) stop();
+  const timer = timeout ? setTimeout(stop, timeout) : undefined;
+  const call = running.getStore();
+  if (call) (call.programs ??= []).push(stop);
+  if (signal.aborted || call?.ended) void stop();
   else signal.addEventListener("abort", stop, { once: true });
   return child;
 }
 
-/** Stop the processes that carry `mark` (see marked), and those of node's
+/** The end of a tool call (its handler settled, or zot cancelled it): stop
+ * the programs spawnForCall started for it, and from now on any it starts. */
+async function endCall(call: Call): Promise<void> {
+  call.ended = true;
+  if (call.programs) await Promise.all(call.programs.map((stop) => stop()));
+}
+
+/** Whether node has not reaped `child` yet: while it has not, the process
+ * group spawnForCall made for it is still that group. */
+const unreaped = (child: ChildProcess) =>
+  child.pid !== undefined &&
+  child.exitCode === null &&
+  child.signalCode === null;
+
+/** Stop the processes that carry `mark` (see marked), with the process group
+ * of `leader` (spawnForCall's) or, for the whole run, those of node's
  * children that share its process group (tsx's esbuild service, started
  * before the mark was set): SIGTERM, then SIGKILL to those still there after
- * 0.5 s, which it returns. The children are reaped before it returns: one
- * left behind would stay a zombie where nothing reaps orphans. */
-async function stopProcesses(mark: string): Promise<number[]> {
+ * 0.5 s, which it returns. It returns once they are gone, node's children
+ * reaped (one left behind would stay a zombie where nothing reaps orphans),
+ * or 0.5 s after the SIGKILL. */
+async function stopProcesses(
+  mark: string,
+  leader?: ChildProcess,
+): Promise<number[]> {
   const signalled = new Set<number>();
+  const killed = new Set<number>();
   const deadline = Date.now() + 500;
   for (;;) {
     const pids = marked(mark);
     if (mark === RUN) pids.push(...children().filter((p) => !pids.includes(p)));
-    if (!pids.length) return [];
-    const late = Date.now() > deadline;
+    const group = leader && unreaped(leader) ? leader.pid : undefined;
+    const now = Date.now();
+    // SIGKILL'd processes take a moment to go: wait for them a while.
+    if ((!pids.length && !group) || now > deadline + 500) return [...killed];
+    const late = now > deadline;
+    if (group) pids.push(-group);
     for (const pid of pids) {
       if (!late && signalled.has(pid)) continue;
       signalled.add(pid);
+      if (late && pid > 0) killed.add(pid);
       try {
         process.kill(pid, late ? "SIGKILL" : "SIGTERM");
       } catch {
         // gone already
       }
     }
-    if (late) return pids;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -3,8 +3,12 @@ frames of a small extension, played through the fake zot of testing.py."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import shutil
+import signal
+import subprocess
 import threading
 import unittest
 
@@ -118,6 +122,65 @@ def probe() -> Extension:
         if text == "secret":
             return AssistantMessageDecision(block=True, reason="hidden")
         return text.upper() if text.lower().startswith("shout") else None
+
+    return ext
+
+
+TAGS = itertools.count(1)
+
+
+def sleeps(tag: str) -> list:
+    """The sleep processes running with TEST_TAG=TAG in their environment:
+    [pid, process group, session, its argument] each. One that has exited
+    (a zombie too) has an empty command line: it is not listed."""
+    entry, found = f"TEST_TAG={tag}".encode(), []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as file:
+                argv = file.read().split(b"\0")
+            with open(f"/proc/{name}/environ", "rb") as file:
+                environ = file.read().split(b"\0")
+            with open(f"/proc/{name}/stat", "rb") as file:
+                stat = file.read().rpartition(b")")[2].split()
+        except OSError:  # not a process, or gone
+            continue
+        if argv[0] == b"sleep" and entry in environ:
+            found.append([int(name), int(stat[2]), int(stat[3]), argv[1].decode()])
+    return found
+
+
+def starter(tag: str, popened: list) -> Extension:
+    """An extension whose tools start sleeps tagged TAG: through run() (the
+    shell script SCRIPT, after FIRST if given), or with subprocess.Popen
+    (kept in POPENED). They answer the sleeps running as they return."""
+    ext = Extension("starter", "1.0.0")
+    env = {**os.environ, "TEST_TAG": tag}
+
+    @ext.tool("start", "Run SCRIPT with run()", {"type": "object"})
+    def start(args, cancelled):
+        if "first" in args:  # a run of its own, which goes on after SCRIPT's
+            runtime.run(["sh", "-c", args["first"]], cancelled, env=env)
+        options = {"env": env}
+        if "timeout" in args:
+            options["timeout"] = args["timeout"]
+        try:
+            runtime.run(["sh", "-c", args["script"]], cancelled, **options)
+        except subprocess.TimeoutExpired as err:
+            output = (err.stdout or b"").decode()  # bytes, as subprocess.run's
+            stopped = {"timeout": err.timeout, "output": output}
+            return json.dumps({**stopped, "running": sleeps(tag)})
+        # The background ones may still be on their way to exec sleep.
+        wait_for(lambda: len(sleeps(tag)) >= args.get("count", 0))
+        return json.dumps({"running": sleeps(tag)})
+
+    @ext.tool("popen", "Start a sleep with subprocess.Popen", {"type": "object"})
+    def popen(args, cancelled):
+        quiet = subprocess.DEVNULL
+        popened.append(
+            subprocess.Popen(["sleep", "302"], env=env, stdin=quiet, stdout=quiet)
+        )
+        wait_for(lambda: sleeps(tag))
+        return json.dumps({"running": sleeps(tag)})
 
     return ext
 
@@ -242,12 +305,18 @@ class RuntimeTest(unittest.TestCase):
             self.assertEqual(zot.calls, [])
 
     def test_call_tool_cancelled_or_unanswered_cancels_at_zot(self):
-        release = threading.Event()
-        zot = Zot(probe(), tools={"slow": lambda args: release.wait(5) and "late"})
+        answering, release = threading.Event(), threading.Event()
+
+        def slow(args):
+            answering.set()
+            return release.wait(5) and "late"
+
+        zot = Zot(probe(), tools={"slow": slow})
         self.addCleanup(zot.stop)
         self.addCleanup(release.set)
         call = zot.start_tool("host", {"name": "slow"})
-        wait_for(lambda: zot.calls)
+        # Cancelled once zot has taken the call (before, zot refuses it).
+        self.assertTrue(answering.wait(5))
         call.cancel()
         cancel = {"type": "call_tool_cancel", "id": "call-1"}
         self.assertEqual(zot.next("call_tool_cancel"), cancel)
@@ -462,3 +531,83 @@ class RuntimeTest(unittest.TestCase):
     def test_a_tool_zot_does_not_know_is_a_test_error(self):
         with self.assertRaisesRegex(AssertionError, r"no tool nope is registered"):
             self.start().tool("nope", {})
+
+
+@unittest.skipUnless(os.path.isdir("/proc"), "reads the processes in /proc")
+class ProcessesTest(unittest.TestCase):
+    """run() ties a program to its tool call: it ends when the call does,
+    with every process it started."""
+
+    def start(self) -> tuple:
+        """A fake zot that runs starter(), and the tag of its sleeps."""
+        tag, popened = f"{os.getpid()}.{next(TAGS)}", []
+        zot = Zot(starter(tag, popened))
+        self.addCleanup(zot.stop)
+        self.addCleanup(self.stop_sleeps, tag, popened)
+        return zot, tag
+
+    def stop_sleeps(self, tag: str, popened: list) -> None:
+        """What a failed test left: the sleeps it started (by pid)."""
+        for process in popened:
+            process.kill()
+            process.wait()
+        for pid, *_ in sleeps(tag):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # it ended meanwhile
+
+    def test_a_program_left_in_the_background_ends_before_the_result(self):
+        zot, tag = self.start()
+        script = {"script": "sleep 300 >/dev/null 2>&1 &", "count": 1}
+        result = json.loads(zot.tool("start", script).text)
+        self.assertEqual(len(result["running"]), 1)  # as the handler returned
+        self.assertEqual(sleeps(tag), [])  # at the result: stopped before it
+
+    @unittest.skipUnless(shutil.which("setsid"), "needs setsid")
+    def test_a_grandchild_in_a_session_of_its_own_ends_before_the_result(self):
+        zot, tag = self.start()
+        script = {"script": "setsid sleep 300 >/dev/null 2>&1 &", "count": 1}
+        result = json.loads(zot.tool("start", script).text)
+        [[pid, _, session, _]] = result["running"]
+        self.assertEqual(session, pid)  # out of the group run() made
+        self.assertEqual(sleeps(tag), [])
+
+    @unittest.skipUnless(shutil.which("setsid"), "needs setsid")
+    def test_run_s_timeout_stops_that_run_s_whole_tree(self):
+        zot, tag = self.start()
+        script = "echo started; setsid sleep 300 & sleep 300"
+        args = {"first": "sleep 301 >/dev/null 2>&1 &", "script": script}
+        call = zot.start_tool("start", {**args, "timeout": 2})
+        wait_for(lambda: len(sleeps(tag)) == 3)  # before the timeout
+        result = json.loads(call.result().text)
+        self.assertEqual((result["timeout"], result["output"]), (2, "started\n"))
+        # As TimeoutExpired came, the first run's program still ran: it
+        # belongs to the call, which ends after that.
+        self.assertEqual([argument for *_, argument in result["running"]], ["301"])
+        self.assertEqual(sleeps(tag), [])
+
+    def test_a_program_started_with_popen_outlives_the_call(self):
+        zot, tag = self.start()
+        running = json.loads(zot.tool("popen", {}).text)["running"]
+        self.assertEqual(len(running), 1)
+        # Still running: it ends with the extension (see Extension.run).
+        self.assertEqual(sleeps(tag), running)
+
+    @unittest.skipUnless(shutil.which("setsid"), "needs setsid")
+    def test_tool_cancel_stops_the_programs_and_no_result_is_sent(self):
+        zot, tag = self.start()
+        call = zot.start_tool("start", {"script": "setsid sleep 300 & sleep 300"})
+        wait_for(lambda: len(sleeps(tag)) == 2)
+        call.cancel()
+        wait_for(lambda: sleeps(tag) == [])
+        self.assertTrue(call.no_result(0.2))
+
+    def test_without_proc_the_process_group_ends_before_the_result(self):
+        self.addCleanup(setattr, runtime, "_PROC", runtime._PROC)
+        runtime._PROC = os.path.join(HERE, "no-such-proc")  # as on macOS
+        zot, tag = self.start()
+        script = {"script": "sleep 300 >/dev/null 2>&1 &", "count": 1}
+        result = json.loads(zot.tool("start", script).text)
+        self.assertEqual(len(result["running"]), 1)
+        self.assertEqual(sleeps(tag), [])

@@ -35,7 +35,8 @@ import (
 	"time"
 )
 
-// maxLine is the longest line read from zot: zot's own limit is 4 MiB.
+// maxLine is zot's limit for a line: an answer this long or longer is
+// replaced by an error.
 const maxLine = 4 << 20
 
 // HostInfo is what zot says in hello_ack.
@@ -680,22 +681,21 @@ func (e *Extension) serve(stdin io.Reader) error {
 	e.send(map[string]any{
 		"type": "hello", "name": e.name, "version": e.version, "capabilities": capabilities,
 	})
+	// A line of any length is read whole and answered; an answer over zot's
+	// limit becomes the request's error (send).
 	in := bufio.NewReaderSize(stdin, 64<<10)
 	for {
-		line, err := readLine(in)
-		switch {
-		case errors.Is(err, errTooLong):
-			e.Logf("skipped a line over %d bytes", maxLine)
-			continue
-		case errors.Is(err, io.EOF):
-			return nil // zot closed stdin: it has stopped listening
-		case err != nil:
-			return fmt.Errorf("reading stdin: %w", err)
-		}
+		line, err := in.ReadBytes('\n')
 		if line = bytes.TrimSpace(line); len(line) > 0 && e.handle(line) {
 			// Return at once, even with handlers still running: zot has
 			// stopped listening.
 			return nil
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil // zot closed stdin: it has stopped listening
+		case err != nil:
+			return fmt.Errorf("reading stdin: %w", err)
 		}
 	}
 }
@@ -1076,32 +1076,4 @@ func (e *Extension) failed(kind, id, text string) any {
 	}
 	// A guard that fails refuses rather than letting the call through.
 	return interceptResponse{Type: "event_intercept_response", ID: id, Block: true, Reason: text}
-}
-
-// errTooLong reports a line over maxLine, which was skipped.
-var errTooLong = errors.New("line longer than 4 MiB")
-
-// readLine returns the next line from in. A line over maxLine is read to its
-// end and dropped: errTooLong.
-func readLine(in *bufio.Reader) ([]byte, error) {
-	var line []byte
-	tooLong := false
-	for {
-		chunk, err := in.ReadSlice('\n')
-		if !tooLong {
-			line = append(line, chunk...)
-			if len(bytes.TrimRight(line, "\r\n")) > maxLine {
-				line, tooLong = nil, true
-			}
-		}
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case tooLong:
-			return nil, errTooLong
-		case err != nil && len(line) == 0:
-			return nil, err
-		}
-		return line, nil
-	}
 }

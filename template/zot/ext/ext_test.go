@@ -2,7 +2,6 @@
 package ext
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,32 +9,56 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-func TestReadLineTakesLinesUpToZotsLimit(t *testing.T) {
-	fits := bytes.Repeat([]byte("x"), maxLine)
-	input := bytes.Join([][]byte{
-		[]byte("{}"), bytes.Repeat([]byte("y"), 1<<20), fits, append(fits, 'z'), []byte("last"),
-	}, []byte("\n"))
-	in := bufio.NewReader(bytes.NewReader(input))
-	for i, want := range []int{2, 1 << 20, maxLine} {
-		line, err := readLine(in)
-		if got := len(bytes.TrimSpace(line)); err != nil || got != want {
-			t.Fatalf("line %d: %d bytes, %v; want %d bytes", i+1, got, err, want)
+func TestALineOverZotsLimitIsReadWholeAndAnswered(t *testing.T) {
+	e := New("probe", "1.0.0")
+	e.Tool("size", "d", json.RawMessage(`{"type":"object"}`), func(args json.RawMessage) ToolResult {
+		return TextResult(strconv.Itoa(len(args)))
+	})
+	e.Tool("echo", "d", json.RawMessage(`{"type":"object"}`), func(args json.RawMessage) ToolResult {
+		var in struct{ Text string }
+		_ = json.Unmarshal(args, &in)
+		return TextResult(in.Text)
+	})
+	zot := connect(t, e, true)
+	stdin, toExtension := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- e.serve(stdin) }()
+	write := func(line string) {
+		if _, err := io.WriteString(toExtension, line); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if _, err := readLine(in); !errors.Is(err, errTooLong) {
-		t.Fatalf("a line over maxLine: %v, want errTooLong", err)
+	zot.next() // hello
+	write(`{"type": "hello_ack", "capabilities": []}` + "\n")
+	for range 3 { // the two tools, ready
+		zot.next()
 	}
-	if line, err := readLine(in); err != nil || string(line) != "last" {
-		t.Fatalf("the line after it: %q, %v; want \"last\" (no newline at the end)", line, err)
+	args := `{"text": "` + strings.Repeat("x", maxLine) + `"}`
+	write(`{"type": "tool_call", "id": "1", "name": "size", "args": ` + args + "}\r\n")
+	zot.expect(`{"type": "tool_result", "id": "1", "content": [{"type": "text", "text": "` + strconv.Itoa(len(args)) + `"}], "is_error": false}`)
+	// The answer is over the limit too: an error instead. The last line
+	// needs no newline.
+	write(`{"type": "tool_call", "id": "2", "name": "echo", "args": ` + args + "}")
+	if err := toExtension.Close(); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := readLine(in); !errors.Is(err, io.EOF) {
-		t.Fatalf("at the end: %v, want io.EOF", err)
+	if err := <-served; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	result := zot.next()
+	text := fmt.Sprint(result["content"])
+	if result["id"] != "2" || result["is_error"] != true || !strings.Contains(text, "over zot's limit of 4 MiB for one line") {
+		t.Errorf("the answer over the limit: %.200v", result)
+	}
+	if log := zot.log.String(); !strings.Contains(log, "over zot's limit") {
+		t.Errorf("logged %q, want the frame over the limit", log)
 	}
 }
 
@@ -469,8 +492,15 @@ func TestCallToolWithoutANameOrObjectArgsSendsNothing(t *testing.T) {
 		}
 	}
 	zot.quiet()
-	go func() { _, _ = e.CallTool(context.Background(), "read", json.RawMessage(` {"path": "a"} `)) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = e.CallTool(ctx, "read", json.RawMessage(` {"path": "a"} `))
+	}()
 	zot.expect(`{"type": "call_tool", "id": "call-1", "name": "read", "args": {"path": "a"}}`)
+	cancel()
+	<-done // done with callToolTimeout, which a later test changes
 }
 
 func TestCancellingTheOuterCallCancelsTheCallOfZotsTool(t *testing.T) {

@@ -39,6 +39,8 @@ EXPECT_TYPES["intercepts"].update(modified_args=dict, replace_text=str)
 FIELD_TYPES = {"name": str, "event": str, "tool_name": str, "tool_args": dict}
 FIELD_TYPES.update(text=str, step=int, fields=dict, expect=dict, keys=list)
 FIELD_TYPES.update(cancel=bool, files=dict, system_prompt=str, zot_tools=dict)
+FIELD_TYPES["after_ms"] = int  # when zot cancels a call at the latest
+CANCEL_AFTER_MS = 300  # a case's after_ms when it has none
 TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "an object"}
 TYPE_NAMES[list] = "a list of strings"
 
@@ -317,6 +319,10 @@ def case_problem(section: str, case: dict | None) -> str:
         kind = FIELD_TYPES.get(key, object)
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             return f"{key} must be {TYPE_NAMES[kind]}"
+    if "after_ms" in case and (not case.get("cancel") or case["keys"]):
+        return 'after_ms goes with "cancel": true and no keys (the keys come first)'
+    if case.get("after_ms", 0) < 0:
+        return "after_ms must be 0 or more"
     if not all(isinstance(key, str) and key for key in case.get("keys", [])):
         return (
             "keys must be a list of key names (up, down, enter, esc, ...) or characters"
@@ -435,6 +441,7 @@ def run_cases(s: Session, cases: dict) -> None:
         name, args = case["name"], case["args"]
         how = f" keys {' '.join(case['keys'])}" if case["keys"] else ""
         how += ", cancelled by zot" if case["cancel"] else ""
+        how += f" (after_ms {case['after_ms']})" if "after_ms" in case else ""
         label = f"smoke.json: tool {name} {short(args)}{how}{expect_label(case)}"
         expect = with_answers(s, cases, case)
         if name not in s.tools:
@@ -442,6 +449,12 @@ def run_cases(s: Session, cases: dict) -> None:
         elif s.opts.old_host and (case["keys"] or case["cancel"]):
             s.report.skip(
                 label, "zot 0.1.62 opens no panels from tools, cancels nothing"
+            )
+        elif case["cancel"] and "tool_cancel" not in s.hello_caps:
+            s.report.fail(
+                label,
+                "hello does not list tool_cancel, so zot never cancels a call:"
+                " list it (and stop the call on tool_cancel), or drop the case",
             )
         else:
             if expect is None:
@@ -454,6 +467,9 @@ def run_cases(s: Session, cases: dict) -> None:
                 expect=expect,
                 keys=case["keys"],
                 cancel=case["cancel"],
+                after_ms=None
+                if case["keys"]
+                else case.get("after_ms", CANCEL_AFTER_MS),
             )
     s.zot_tools = cases["zot_tools"]
     for case in cases["intercepts"]:

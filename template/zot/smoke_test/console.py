@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import sys
+import time
 
 from .cases import CASE_KEY, zot_tools_of
 from .protocol import (
@@ -385,28 +386,24 @@ class Console:
             self.say("(tool! sends them anyway: the tool must answer is_error)")
             return
         fields = {"name": name, "args": args}
+        before = s.process.processes()
         rid, opened = s.start("tool_call", fields), len(s.opened)
+        sent = time.monotonic()
         case = {"name": name, "args": args, "expect": {}}
-        answer, keys = None, []
+        keys: list[str] = []
         try:
             with keyboard(self.tty):  # keys typed before its panel shows go to it
                 while rid not in s.replies:
                     if len(s.opened) > opened and s.opened[-1] in s.panels:
                         opened = len(s.opened)
-                        keys += self.drive(s.opened[-1])
+                        self.drive(s.opened[-1], keys)
                     s.pump(0.05)
-            answer = s.replies.pop(rid)
         except KeyboardInterrupt:
-            s.cancelled.add(rid)
-            s.send({"type": "tool_cancel", "id": rid})
-            s.pump(0.5)
-            self.say(
-                self.paint(
-                    "warn", "cancelled: zot sent tool_cancel; no result may follow"
-                )
-            )
-            self.cases["tools"].append({**case, "keys": keys, "cancel": True})
-            return
+            if rid not in s.replies:  # else it answered first
+                waited = round((time.monotonic() - sent) * 1000)
+                self.cancel(case, rid, keys, before, waited)
+                return
+        answer = s.replies.pop(rid)
         problems, warnings, is_error, joined = check_tool_result(answer)
         for problem in problems + warnings:
             self.say(self.paint("fail" if problem in problems else "warn", problem))
@@ -441,6 +438,23 @@ class Console:
             case["keys"] = keys
         self.cases["tools"].append(case)
 
+    def cancel(self, case: dict, rid: str, keys: list, before, waited: int) -> None:
+        """ctrl-c while tool call `rid` waits, `waited` ms after it was sent:
+        zot's tool_cancel. The case saved replays it: the same keys, or,
+        without keys, a cancel at the latest after half the time waited (the
+        call was still running then), at most 2 s."""
+        self.say(
+            self.paint("warn", "cancelled: zot sent tool_cancel; no result may follow")
+        )
+        for problem in self.session.stop_call(rid, before):
+            self.report.fail(f"tool {case['name']} cancelled", problem)
+        case = {**case, "cancel": True}
+        if keys:
+            case["keys"] = keys
+        else:
+            case["after_ms"] = min(waited // 2, 2000)
+        self.cases["tools"].append(case)
+
     def describe(self, name: str, schema: object) -> None:
         """A tool's arguments, one per line, from its schema."""
         props, required = schema_parts(schema)
@@ -464,9 +478,10 @@ class Console:
             )
         )
 
-    def drive(self, pid: str) -> list[str]:
-        """Send the keys typed to the panel until it closes; the keys, by name."""
-        s, keys = self.session, []
+    def drive(self, pid: str, keys: list[str] | None = None) -> list[str]:
+        """Send the keys typed to the panel until it closes; the keys, by name
+        (added to `keys`, which keeps them when ctrl-c stops the panel)."""
+        s, keys = self.session, [] if keys is None else keys
         self.say(self.paint("note", "(keys go to the panel; esc closes it)"))
         with keyboard(self.tty):
             while pid in s.panels:

@@ -341,6 +341,52 @@ class Process:
                 found.append((int(pid), head.partition("(")[2]))
         return found
 
+    def processes(self) -> dict[tuple[int, str], tuple[str, str | None]] | None:
+        """Live processes of the extension (itself included), each by its pid and
+        start time (a pid reused later is another process): its command line
+        and its ZOT_EXT_RUN (None when it has none). Found by the mark in their
+        environment, which a program that left the process group (setsid)
+        still carries, or by the extension's group. None without /proc."""
+        if not os.path.isdir("/proc/self"):
+            return None
+        found = {}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+                    head, _, tail = fh.read().rpartition(")")
+                fields = tail.split()
+                if fields[0] == "Z":
+                    continue
+                with open(f"/proc/{pid}/environ", "rb") as fh:
+                    env = fh.read().split(b"\0")
+                if self.mark not in env and not (
+                    self.own_group and fields[2] == str(self.proc.pid)
+                ):
+                    continue
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    argv = fh.read().rstrip(b"\0").split(b"\0")
+            except (OSError, UnicodeDecodeError, ValueError, IndexError):
+                continue
+            run = [
+                v for k, _, v in (e.partition(b"=") for e in env) if k == b"ZOT_EXT_RUN"
+            ]
+            command = b" ".join(argv).decode("utf-8", "replace")
+            found[(int(pid), fields[19])] = (
+                command or head.partition("(")[2],
+                run[0].decode("utf-8", "replace") if run else None,
+            )
+        return found
+
+    def kill(self, key: tuple[int, str]) -> None:
+        """SIGKILL one process of processes(), unless its pid is another's now."""
+        pid, started = key
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+                if fh.read().rpartition(")")[2].split()[19] == started:
+                    os.kill(pid, signal.SIGKILL)
+        except (OSError, IndexError):
+            pass
+
     def leftovers(self, wait: float) -> list[str]:
         """members() once the extension's children had up to `wait` s to exit."""
         deadline = time.monotonic() + wait

@@ -59,6 +59,12 @@ from .wire import Wire
 OLD_HOST_FALLBACK = (
     "answered that zot is too old (zot 0.1.62 runs no tools for extensions)"
 )
+# After tool_cancel: how long a result still counts as sent (zot drops it),
+# and how long the call's processes get to stop (the runtimes send SIGTERM,
+# then SIGKILL 0.5 s later).
+LATE_RESULT = 1.0
+STOP_GRACE = 2.0
+POLL = 0.03  # how often /proc is looked at meanwhile
 
 
 class Session(Wire):
@@ -307,23 +313,38 @@ class Session(Wire):
         keys=(),
         cancel=False,
         cased=False,
+        after_ms=None,
     ):
         """Call a tool and judge its result; keys go to the panel it opens.
 
         A tool with cases in smoke.json (`cased`) may answer an error for
-        arguments the smoke test made up: its cases are what count."""
+        arguments the smoke test made up: its cases are what count.
+
+        With `cancel`, zot cancels the call once it has started: after the
+        keys (which wait for its panel), or, with `after_ms`, once it opens a
+        panel or a program of its own runs, at the latest after `after_ms`;
+        without either, once it opens a panel."""
         fields = {"name": name, "args": args}
+        before = self.process.processes() if cancel else None
         rid, opened = self.start("tool_call", fields), len(self.opened)
-        if keys or cancel:  # wait for the panel the tool opens (or its answer)
+        sent, started = time.monotonic(), ""
+        if keys or (cancel and after_ms is None):
+            # wait for the panel the tool opens (or its answer)
             self.wait_for(
                 self.timeout("tool_call"),
                 lambda: opened < len(self.opened) or rid in self.replies,
             )
+        elif cancel:
+            started = self.wait_started(rid, opened, before, after_ms)
         panel = self.opened[-1] if opened < len(self.opened) else ""
         if panel:
             self.press(panel, keys)
         if cancel:
-            self.cancel(label, rid, panel)
+            if not started:
+                started = "once its panel opened" if panel else "with no panel open"
+                started = "after its keys" if keys else started
+            took = round((time.monotonic() - sent) * 1000)
+            self.cancel(label, rid, panel, before, started, took)
             return
         answer = self.answer(rid, "tool_call", fields)
         if answer is None:
@@ -357,19 +378,98 @@ class Session(Wire):
         summary = f"is_error {str(is_error).lower()}, text {q(text)}"
         self.report.verdict(label, problems, "" if expect is not None else summary)
 
-    def cancel(self, label: str, rid: str, panel: str) -> None:
-        """zot gives up on a call: tool_cancel; no result may follow."""
-        if rid in self.replies:
-            self.report.fail(label, "answered before it could be cancelled")
-            return
-        self.cancelled.add(rid)
-        self.send({"type": "tool_cancel", "id": rid})
-        self.pump(1.0)  # a late result fails in on_answer
-        problems = (
-            [f"its panel {q(panel)} is still open"] if panel in self.panels else []
+    def wait_started(self, rid: str, opened: int, before, after_ms: int) -> str:
+        """Handle frames until tool call `rid` has started: it opened a panel, a
+        program of its own runs, or `after_ms` passed. How it started ("" if
+        it answered first)."""
+        deadline = time.monotonic() + after_ms / 1000
+        ext = self.process.proc.pid
+        itself = next(
+            (c for (pid, _), (c, _) in (before or {}).items() if pid == ext), ""
         )
-        detail = "no result afterwards" + (", its panel closed" if panel else "")
+        while rid not in self.replies:
+            if opened < len(self.opened):
+                return "once its panel opened"
+            # a fork of the extension (a shell's subshell) runs no program yet
+            programs = sorted(
+                (key, command)
+                for key, command in self.call_processes(before).items()
+                if command != itself
+            )
+            if programs:
+                return f"once it ran {short(programs[0][1], 60)}"
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return f"after {after_ms} ms"
+            self.wait_for(
+                min(POLL, left),
+                lambda: opened < len(self.opened) or rid in self.replies,
+            )
+        return ""
+
+    def call_processes(self, before) -> dict[tuple[int, str], str]:
+        """The command lines of the processes a tool call started: of the
+        extension's session, not there when the call was sent (`before`), not
+        the extension itself, and carrying the call's mark (a runtime marks
+        what a call starts through its helper with ZOT_EXT_RUN=RUN/N, and what
+        the extension starts otherwise with ZOT_EXT_RUN=RUN) or none at all.
+        {} without /proc."""
+        now = self.process.processes()
+        if now is None or before is None:
+            return {}
+        return {
+            key: command
+            for key, (command, run) in now.items()
+            if key not in before
+            and key[0] != self.process.proc.pid
+            and (run is None or "/" in run)
+        }
+
+    def cancel(self, label, rid, panel, before, started, took) -> None:
+        """zot gives up on a call, `took` ms after it sent it: tool_cancel."""
+        if rid in self.replies:
+            self.replies.pop(rid)
+            why = f"answered before it could be cancelled (within {took} ms)"
+            self.report.fail(label, why)
+            return
+        problems = self.stop_call(rid, before)
+        if panel in self.panels:
+            problems.append(f"its panel {q(panel)} is still open")
+        detail = f"cancelled {started}, {took} ms after the call: no result afterwards"
+        detail += ", its panel closed" if panel else ""
+        if before is None:
+            detail += " (no /proc: what it started is not checked)"
+        else:
+            detail += ", nothing it started left running"
         self.report.verdict(label, problems, detail)
+
+    def stop_call(self, rid: str, before) -> list[str]:
+        """Send tool_cancel for call `rid`. What went wrong: a result came
+        afterwards, or processes it started (`before`: those there when it
+        was sent) are left running; those are killed."""
+        self.cancelled.add(rid)
+        self.cancelling = rid  # a late result is this check's, not on_answer's
+        try:
+            self.send({"type": "tool_cancel", "id": rid})
+            sent = time.monotonic()
+            self.pump(LATE_RESULT)
+            left = self.call_processes(before)
+            while left and time.monotonic() - sent < STOP_GRACE:
+                self.pump(POLL)
+                left = self.call_processes(before)
+        finally:
+            self.cancelling = ""
+        problems = []
+        if rid in self.dropped:
+            problems.append("sent a result after tool_cancel (zot drops it)")
+        if left:
+            shown = ", ".join(
+                f"{pid} {short(left[pid, start], 80)}" for pid, start in sorted(left)
+            )
+            problems.append(f"left running after tool_cancel: {shown}")
+            for key in left:
+                self.process.kill(key)
+        return problems
 
     def phase_events(self) -> None:
         if not self.events:
