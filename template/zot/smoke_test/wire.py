@@ -426,7 +426,7 @@ class Wire:
             refusal = BAD_CALL
         if refusal:
             self.report.fail(label, f"zot refuses it: {refusal}")
-            answer = {"content": [{"type": "text", "text": refusal}], "is_error": True}
+            answer = tool_answer({"text": refusal, "is_error": True})
         elif name in self.zot_tools:
             self.report.note(f"{label}: answered from smoke.json's zot_tools")
             answer = tool_answer(self.zot_tools[name])
@@ -436,7 +436,7 @@ class Wire:
             add = f'add "zot_tools": {{"{name}": "its answer"}} to smoke.json'
             text = f"the smoke test has no answer for zot's tool {name}: {add}"
             self.report.warn(label, f"answered with an error: {text}")
-            answer = {"content": [{"type": "text", "text": text}], "is_error": True}
+            answer = tool_answer({"text": text, "is_error": True})
         self.tool_calls.append(name if isinstance(name, str) else "")
         self.send({"type": "tool_result", "id": rid, "name": name, **answer})
 
