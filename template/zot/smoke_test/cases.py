@@ -5,10 +5,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from typing import TYPE_CHECKING
 
-from .protocol import SYSTEM_PROMPT, answer_problem, event_frame, q, short
+from .project import FIXTURE_KEYS, fixture_problem
+from .protocol import (
+    OLD_EVENTS,
+    SYSTEM_PROMPT,
+    answer_problem,
+    event_frame,
+    q,
+    short,
+)
 from .report import Report
 
 if TYPE_CHECKING:  # the session imports this module
@@ -19,7 +26,10 @@ if TYPE_CHECKING:  # the session imports this module
 # Per section: the key each case needs, and the expect keys with their types.
 CASE_KEY = {"commands": "name", "tools": "name", "intercepts": "event"}
 CASE_KEY["events"] = "event"
-PANEL_EXPECT = {"title": str, "line": str, "closed": bool, "notify": str}
+# What any case may leave behind: a note, a line of the extension's log
+# (stderr), files in the project or in zot's data folder.
+EFFECT_EXPECT = {"notify": str, "log": str, "files": dict, "data_files": dict}
+PANEL_EXPECT = {"title": str, "line": str, "closed": bool}
 PANEL_EXPECT["calls"] = list  # the names of zot's tools it ran, in order
 EXPECT_TYPES = {
     "commands": {"action": str, "contains": str, "equals": str, "error": bool},
@@ -32,13 +42,16 @@ EXPECT_TYPES = {
     "intercepts": {"block": bool, "reason_contains": str, "system_prompt": str},
     "events": {},
 }
-EXPECT_TYPES["commands"].update(PANEL_EXPECT, submit=str, files=dict)
-EXPECT_TYPES["tools"].update(PANEL_EXPECT, markdown=bool, files=dict)
+EXPECT_TYPES["commands"].update(PANEL_EXPECT, submit=str)
+EXPECT_TYPES["tools"].update(PANEL_EXPECT, markdown=bool)
 EXPECT_TYPES["intercepts"].update(system_prompt_contains=str, keeps_prompt=bool)
 EXPECT_TYPES["intercepts"].update(modified_args=dict, replace_text=str)
+for _expect in EXPECT_TYPES.values():
+    _expect.update(EFFECT_EXPECT)
 FIELD_TYPES = {"name": str, "event": str, "tool_name": str, "tool_args": dict}
 FIELD_TYPES.update(text=str, step=int, fields=dict, expect=dict, keys=list)
 FIELD_TYPES.update(cancel=bool, files=dict, system_prompt=str, zot_tools=dict)
+FIELD_TYPES.update(project=str, git=bool, changes=dict)  # the case's project
 FIELD_TYPES["after_ms"] = int  # when zot cancels a call at the latest
 CANCEL_AFTER_MS = 300  # a case's after_ms when it has none
 TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "an object"}
@@ -49,8 +62,9 @@ RULES_FILE = "zot/guard/guard-rules.json"
 CASES_FILE = "zot/guard/guard-cases.json"
 
 
-def load_smoke_json(path: str, report: Report) -> dict | None:
-    """Read smoke.json, with defaults filled in; FAIL lines and None if broken."""
+def load_smoke_json(path: str, ext_dir: str, report: Report) -> dict | None:
+    """Read smoke.json, with defaults filled in. A case that is not right is a
+    FAIL line of its own and left out; None when the file cannot be read."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -66,27 +80,28 @@ def load_smoke_json(path: str, report: Report) -> dict | None:
         return None
     for key in sorted(set(data) - set(CASE_KEY) - {"about", "zot_tools"}):
         report.warn("smoke.json", f"unknown key {q(key)} ignored")
-    cases, problems = {}, []
+    cases: dict = {}
     answers = data.get("zot_tools", {})
     problem = answers_problem(answers)
     if problem:
-        problems.append(f"zot_tools: {problem}")
-    for section in CASE_KEY:
+        report.fail("smoke.json", f"zot_tools: {problem}")
+        answers = {}
+    for section, needed in CASE_KEY.items():
         entries = data.get(section, [])
         if not isinstance(entries, list):
-            problems.append(f"{section} must be a list")
+            report.fail("smoke.json", f"{section} must be a list")
             entries = []
         cases[section] = []
         for i, entry in enumerate(entries):
             case = with_defaults(section, entry) if isinstance(entry, dict) else None
-            problem = case_problem(section, case)
-            if problem:
-                problems.append(f"{section}[{i}]: {problem}")
+            problem = case_problem(section, case, ext_dir)
+            if problem:  # this case fails; the others run
+                key = entry.get(needed) if isinstance(entry, dict) else None
+                name = f" {key}" if isinstance(key, str) else ""
+                report.fail(f"smoke.json: {section}[{i}]{name}", problem)
             else:
                 cases[section].append(case)
-    for problem in problems:
-        report.fail("smoke.json", problem)
-    return None if problems else {**cases, "zot_tools": answers}
+    return {**cases, "zot_tools": answers}
 
 
 def answers_problem(answers: object) -> str:
@@ -307,7 +322,7 @@ def with_defaults(section: str, entry: dict) -> dict:
     return case
 
 
-def case_problem(section: str, case: dict | None) -> str:
+def case_problem(section: str, case: dict | None, ext_dir: str) -> str:
     """What is wrong with a smoke.json case, or ""."""
     if case is None:
         return "must be an object"
@@ -327,26 +342,27 @@ def case_problem(section: str, case: dict | None) -> str:
         return (
             "keys must be a list of key names (up, down, enter, esc, ...) or characters"
         )
-    if not all(isinstance(text, str) for text in case.get("files", {}).values()):
-        return "files must map file names to their text"
+    problem = fixture_problem(case, ext_dir)
+    if problem:
+        return problem
     if "zot_tools" in case and answers_problem(case["zot_tools"]):
         return f"zot_tools: {answers_problem(case['zot_tools'])}"
-    wanted = case["expect"].get("files", {})
-    if isinstance(wanted, dict) and not all(
-        text is None or isinstance(text, str) for text in wanted.values()
-    ):
-        return "expect.files must map file names to a text or null (not there)"
-    for name in [*case.get("files", {}), *(wanted if isinstance(wanted, dict) else {})]:
-        if not name or os.path.isabs(name) or ".." in name.split("/"):
-            return f"{q(name)}: files are named by their path in the project"
+    known = EXPECT_TYPES[section]
     for key, value in case["expect"].items():
-        kind = EXPECT_TYPES[section].get(key)
+        kind = known.get(key)
         if kind is None:
-            return f"unknown expect key {q(key)}"
+            return f"unknown expect key {q(key)}; {section} know {', '.join(known)}"
         if not isinstance(value, kind) or (
             kind is list and not all(isinstance(item, str) for item in value)
         ):
             return f"expect.{key} must be {TYPE_NAMES[kind]}"
+    for key in ("files", "data_files"):
+        wanted = case["expect"].get(key, {})
+        if not all(text is None or isinstance(text, str) for text in wanted.values()):
+            return f"expect.{key} must map file names to a text or null (not there)"
+        for name in wanted:
+            if not name or os.path.isabs(name) or ".." in name.split("/"):
+                return f"expect.{key}: {q(name)}: name a file by its path in the folder"
     return ""
 
 
@@ -428,12 +444,9 @@ def run_cases(s: Session, cases: dict) -> None:
         expect = with_answers(s, cases, case)
         if not known:
             s.report.fail(label, "not registered")
-        elif s.opts.old_host and "submit" in case["expect"]:
-            s.report.skip(label, "zot 0.1.62 cannot submit a prompt from a panel")
-        else:
+        elif s.prepare(label, case):
             if expect is None:
                 label = f"smoke.json: command /{name} {q(args)}{keys}{OLD_HOST}"
-            lay_out(s.opts.project_dir, case["files"])
             panel = s.check_command(label, known[0], args, expect, case["keys"])
             if panel in s.panels:
                 s.close_panel(panel)
@@ -456,10 +469,9 @@ def run_cases(s: Session, cases: dict) -> None:
                 "hello does not list tool_cancel, so zot never cancels a call:"
                 " list it (and stop the call on tool_cancel), or drop the case",
             )
-        else:
+        elif s.prepare(label, case):
             if expect is None:
                 label = f"smoke.json: tool {name} {short(args)}{how}{OLD_HOST}"
-            lay_out(s.opts.project_dir, case["files"])
             s.check_tool(
                 label,
                 name,
@@ -476,7 +488,7 @@ def run_cases(s: Session, cases: dict) -> None:
         event, args = case["event"], short(case["tool_args"])
         subject = case["tool_name"] if event == "tool_call" else event
         if event == "before_agent_start":
-            args = f"with {', '.join(case['files']) or 'no files'}"
+            args = "in " + project_label(case)
         elif event == "turn_start":
             args = f"step {case.get('step', 1)}"
         elif event == "assistant_message":
@@ -484,36 +496,54 @@ def run_cases(s: Session, cases: dict) -> None:
         label = f"smoke.json: intercept {subject} {args}{expect_label(case)}"
         if event not in s.intercepts:
             s.report.fail(label, f"the extension does not intercept {event}")
+        elif not s.prepare(label, case):
+            continue
         elif event == "before_agent_start":
-            cwd = s.project_with(case["files"])
             prompt = case.get("system_prompt", SYSTEM_PROMPT)
-            s.check_prompt(label, cwd, prompt, expect=case["expect"])
+            s.check_prompt(label, s.opts.project_dir, prompt, expect=case["expect"])
         else:
-            drop = {"expect", "files", "zot_tools"}
+            drop = {"expect", "zot_tools", *FIXTURE_KEYS}
             if event == "tool_call":
                 fields = {"tool_id": "toolu_smoke", "step": 1, **case}
             else:  # zot sends a tool's fields with tool_call only
                 fields = {"step": 1, **case}
                 drop |= {"tool_name", "tool_args"}
             fields = {key: value for key, value in fields.items() if key not in drop}
-            if case["files"]:
-                lay_out(s.opts.project_dir, case["files"])
             s.check_intercept(label, fields, expect=case["expect"])
     labels = []
     for case in cases["events"]:
         event, fields = case["event"], case["fields"]
-        label = f"smoke.json: event {event} {short(fields)}"
+        expected = expect_label(case) if case["expect"] else ""
+        label = f"smoke.json: event {event} {short(fields)}{expected}"
+        if s.opts.old_host and event not in OLD_EVENTS:
+            s.report.skip(label, "zot 0.1.62 never sends it")
+            continue
         if event not in s.events:
             s.report.warn(label, "not subscribed, so zot would not send it")
-        if case["files"]:
-            lay_out(s.opts.project_dir, case["files"])
-        s.send({**event_frame(event, s.opts.project_dir), **fields})
+        if not s.prepare(label, case):
+            continue
+        if case["expect"]:
+            s.check_event(label, event, fields, case["expect"])
+            continue
+        s.send({**event_frame(event, s.opts.project_dir, s.opts.old_host), **fields})
         labels.append(label)
     if labels:  # all delivered; one question shows the extension survived
         alive, detail = s.still_answering()
         detail = f"delivered; {detail}"
         for label in labels:
             s.report.verdict(label, [] if alive else [detail], detail)
+
+
+def project_label(case: dict) -> str:
+    """The project a case runs in, in a few words."""
+    parts = [case["project"]] if case.get("project") else []
+    if case.get("files"):
+        parts.append(", ".join(case["files"]))
+    if case.get("git"):
+        parts.append(
+            "a git repository" + (" with changes" if case.get("changes") else "")
+        )
+    return " + ".join(parts) or "an empty project"
 
 
 # What a case that runs zot's tools checks on zot 0.1.62, which runs none for
@@ -542,39 +572,34 @@ def tools_with_cases(path: str) -> set[str]:
         return set()
 
 
-def lay_out(project: str, files: dict) -> None:
-    """Make `project` (the smoke test's own temp folder, hello_ack's cwd) hold
-    only `files` (path -> text): each case starts from a fresh project."""
-    for entry in os.listdir(project):
-        path = os.path.join(project, entry)
-        shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
-    write_files(project, files)
-
-
-def write_files(folder: str, files: dict) -> None:
-    """Write `files` (path inside `folder` -> text), making their folders."""
-    for name, text in files.items():
-        path = os.path.join(folder, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-
-
-def file_expectations(project: str, expect: dict) -> list[str]:
-    """expect.files: each file of `project` holds its text, or (null) is not there."""
+def file_expectations(
+    folder: str, wanted: dict, where: str, appended: dict | None = None
+) -> list[str]:
+    """expect.files (or data_files): each file of `folder` holds its text, or
+    (null) is not there; `where` names the folder in what goes wrong. With
+    `appended` (the sizes files had before), a file that grew is judged by
+    what was added to it: a log's new lines."""
     problems = []
-    for name, want in expect.get("files", {}).items():
+    for name, want in wanted.items():
         try:
-            with open(
-                os.path.join(project, name), encoding="utf-8", errors="replace"
-            ) as fh:
-                text = fh.read()
+            with open(os.path.join(folder, name), "rb") as fh:
+                data = fh.read()
         except OSError:
-            text = None
+            data = None
+        before = (appended or {}).get(name, 0)
+        if data is not None and 0 < before <= len(data):
+            data = data[before:]
+        text = None if data is None else data.decode("utf-8", "replace")
         if want is None and text is not None:
-            problems.append(f"{name} is in the project: {q(text)}")
+            problems.append(f"{name} is in {where}: {q(text)}")
         elif want is not None and text is None:
-            problems.append(f"{name} is not in the project")
+            problems.append(f"{name} is not in {where}")
         elif want is not None and want not in text:
-            problems.append(f"{name} holds {q(text)}")
+            problems.append(
+                f"{name}: {q(text)} was added"
+                if before and text
+                else f"nothing was added to {name}"
+                if before
+                else f"{name} holds {q(text)}"
+            )
     return problems

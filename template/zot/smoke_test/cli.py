@@ -53,6 +53,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " as it takes, e.g. while a first start after a git clone builds)",
     )
     parser.add_argument(
+        "--project",
+        metavar="DIR",
+        help="run the session in DIR, zot's project folder (cwd), used as it is:"
+        " smoke.json cases that bring their own project are skipped (default: an"
+        " empty temporary folder, laid out anew for each case)",
+    )
+    parser.add_argument(
         "--data-dir",
         metavar="DIR",
         help="the data_dir to send in hello_ack (default: a temporary folder)",
@@ -104,6 +111,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             parser.error(f"--{name.replace('_', '-')} must be positive")
     if opts.data_dir and os.path.isfile(opts.data_dir):
         parser.error(f"--data-dir: not a directory: {opts.data_dir}")
+    if opts.project and not os.path.isdir(opts.project):
+        parser.error(f"--project: not a directory: {opts.project}")
     if opts.interactive and (opts.json or opts.guard):
         parser.error("--interactive is for a person: no --json or --guard with it")
     if opts.watch and (opts.interactive or opts.guard):
@@ -143,14 +152,19 @@ def run(opts: argparse.Namespace, report: Report) -> int:
         return report.finish()
     workdir = tempfile.mkdtemp(prefix="zot-smoke-")
     try:
-        opts.project_dir = os.path.join(workdir, "project")
-        os.mkdir(opts.project_dir)
+        opts.user_project = bool(opts.project)
+        opts.project_dir = os.path.abspath(
+            opts.project or os.path.join(workdir, "project")
+        )
+        os.makedirs(opts.project_dir, exist_ok=True)
         temporary = "" if opts.data_dir else " (temporary; --data-dir keeps one)"
         opts.data_dir = os.path.abspath(opts.data_dir or os.path.join(workdir, "data"))
         os.makedirs(opts.data_dir, exist_ok=True)
         report.note(f"exec: {' '.join(argv)}")
         report.note(f"data_dir: {opts.data_dir}{temporary}")
-        report.note(f"cwd (the project): {opts.project_dir}")
+        if not report.as_json and not opts.guard:
+            yours = "" if opts.project else " (temporary; --project DIR uses yours)"
+            print(f"project folder (zot's cwd): {opts.project_dir}{yours}")
         process = Process(argv, opts.ext_dir, own_group=not opts.shared_group)
         try:
             session = Session(opts, report, manifest, process)

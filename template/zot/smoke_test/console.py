@@ -9,6 +9,7 @@ import sys
 import time
 
 from .cases import CASE_KEY, zot_tools_of
+from .project import FixtureError, Snapshot, snapshot
 from .protocol import (
     EVENTS,
     PANEL_KEYS,
@@ -96,6 +97,8 @@ class Console:
         self.tty = sys.stdin.isatty()
         self.readline = None
         self.typed: dict = {}  # answers of zot's tools typed here, by tool name
+        # the project each case tried saw, by the case's id()
+        self.projects: dict[int, Snapshot | str] = {}
         session.watch = self.watch
         session.ask_answer = self.ask_answer
 
@@ -147,6 +150,19 @@ class Console:
                     f"(panel {q(frame.get('panel_id'))} closed by the extension)",
                 )
             )
+
+    def show_text(self, text: str) -> None:
+        """A text as it is, every line (blank ones too) behind a bar."""
+        for text_line in text.split("\n"):
+            self.say(self.paint("note", "  │ ") + text_line)
+
+    def project(self) -> Snapshot | str:
+        """What the project folder holds now, for a case tried next (or why
+        it cannot be saved)."""
+        try:
+            return snapshot(self.session.opts.project_dir)
+        except (FixtureError, OSError) as exc:
+            return str(exc)
 
     def show_stderr(self) -> None:
         """What the extension wrote to stderr since last time, apart from the frames."""
@@ -220,6 +236,8 @@ class Console:
             self.say("  events:   " + ", ".join(s.events))
         if s.intercepts:
             self.say("  intercepts: " + ", ".join(s.intercepts))
+        how = "yours" if s.opts.user_project else "empty; --project DIR uses yours"
+        self.say(f"  project:  {s.opts.project_dir} ({how})")
 
     def ask_answer(self, name: str, args: object) -> object:
         """The extension runs zot's tool NAME, which smoke.json has no answer
@@ -310,11 +328,14 @@ class Console:
                 f"/{name} is not one of its commands: {', '.join('/' + c for c in s.commands) or 'none'}"
             )
             return
+        project = self.project()
         with keyboard(self.tty):  # keys typed before a panel shows go to it
             answer = s.request("command_invoked", {"name": known[0], "args": args})
-            self.answered_command(known[0], args, answer)
+            self.answered_command(known[0], args, answer, project)
 
-    def answered_command(self, name: str, args: str, answer: dict | None) -> None:
+    def answered_command(
+        self, name: str, args: str, answer: dict | None, project
+    ) -> None:
         s = self.session
         if answer is None:
             self.say(self.paint("fail", s.no_answer("command_invoked")))
@@ -324,6 +345,7 @@ class Console:
             self.say(self.paint("fail", "; ".join(problems)))
             return
         case = {"name": name, "args": args, "expect": {}}
+        self.projects[id(case)] = project
         action, error = answer.get("action") or "noop", answer.get("error")
         if error:
             self.say(self.paint("fail", f"error (zot shows it in red): {error}"))
@@ -353,8 +375,7 @@ class Console:
                 "tool_prompt": f"tool_prompt → zot runs {answer.get('tool_name')} and sends:",
             }.get(action, f"{action} (nothing to show)")
             self.say(self.paint("pass", what))
-            for text_line in (text or "").splitlines():
-                self.say(f"  {text_line}")
+            self.show_text(text or "")
             case["expect"] = {"action": action}
             if text:
                 case["expect"]["equals" if len(text) <= 80 else "contains"] = text[:80]
@@ -386,10 +407,11 @@ class Console:
             self.say("(tool! sends them anyway: the tool must answer is_error)")
             return
         fields = {"name": name, "args": args}
+        case = {"name": name, "args": args, "expect": {}}
+        self.projects[id(case)] = self.project()
         before = s.process.processes()
         rid, opened = s.start("tool_call", fields), len(s.opened)
         sent = time.monotonic()
-        case = {"name": name, "args": args, "expect": {}}
         keys: list[str] = []
         try:
             with keyboard(self.tty):  # keys typed before its panel shows go to it
@@ -416,8 +438,7 @@ class Console:
             if isinstance(block, dict) and block.get("type") == "text":
                 how = " (markdown)" if block.get("format") == "markdown" else ""
                 self.say(self.paint("note", f"text{how}:"))
-                for text_line in str(block.get("text")).splitlines():
-                    self.say(f"  {text_line}")
+                self.show_text(str(block.get("text")))
             elif isinstance(block, dict) and block.get("type") == "image":
                 size = len(str(block.get("data", ""))) * 3 // 4
                 self.say(
@@ -448,7 +469,9 @@ class Console:
         )
         for problem in self.session.stop_call(rid, before):
             self.report.fail(f"tool {case['name']} cancelled", problem)
+        project = self.projects[id(case)]
         case = {**case, "cancel": True}
+        self.projects[id(case)] = project
         if keys:
             case["keys"] = keys
         else:
@@ -547,11 +570,15 @@ class Console:
             self.say(
                 self.paint("warn", f"{name} is not subscribed: zot would not send it")
             )
-        sizes = self.data_sizes()
-        s.send({**event_frame(name, s.opts.project_dir), **fields})
+        case: dict = {"event": name, "fields": fields}
+        self.projects[id(case)] = self.project()
+        sizes, notes = self.data_sizes(), len(s.noted)
+        s.send({**event_frame(name, s.opts.project_dir, s.opts.old_host), **fields})
         s.pump(0.3)
         self.show_written(sizes)
-        self.cases["events"].append({"event": name, "fields": fields})
+        if len(s.noted) > notes:  # the note it showed is what a case can check
+            case["expect"] = {"notify": s.noted[notes]}
+        self.cases["events"].append(case)
 
     def prompt(self, text: str) -> None:
         s = self.session
@@ -560,15 +587,24 @@ class Console:
             return
         fields = {"event": "before_agent_start", "system_prompt": text or SYSTEM_PROMPT}
         fields.update(cwd=s.opts.project_dir, session_id="try", agent_run_id="try-1")
+        case: dict = {"event": "before_agent_start"}
+        if text:
+            case["system_prompt"] = text
+        self.projects[id(case)] = self.project()
         answer = s.request("event_intercept", fields)
         if answer is None:
             self.say(self.paint("fail", s.no_answer("event_intercept")))
-        elif "system_prompt" in answer:
+            return
+        if "system_prompt" in answer:
             self.say(self.paint("pass", "the system prompt becomes:"))
-            for text_line in str(answer["system_prompt"]).splitlines():
-                self.say(f"  {text_line}")
+            self.show_text(str(answer["system_prompt"]))
+            new = str(answer["system_prompt"])
+            key = "system_prompt" if len(new) <= 2000 else "system_prompt_contains"
+            case["expect"] = {key: new if len(new) <= 2000 else new[-200:]}
         else:
             self.say(self.paint("pass", "zot keeps the system prompt"))
+            case["expect"] = {"keeps_prompt": True}
+        self.cases["intercepts"].append(case)
         self.say(
             self.paint(
                 "note", f"(the project folder it was given: {s.opts.project_dir})"
@@ -592,6 +628,10 @@ class Console:
         if not isinstance(fields, dict):
             self.say(self.paint("fail", "the fields must be a JSON object"))
             return
+        if name == "before_agent_start":
+            self.prompt(str(fields.get("system_prompt", "")))
+            return
+        project = self.project()
         answer = s.request("event_intercept", {"event": name, "step": 1, **fields})
         if answer is None:
             self.say(self.paint("fail", s.no_answer("event_intercept")))
@@ -602,6 +642,15 @@ class Console:
             if shown
             else "(nothing: allowed as it is)"
         )
+        known = {"tool_name", "tool_args", "step", "text"}
+        case = {"event": name, **{k: v for k, v in fields.items() if k in known}}
+        expect = {"block": bool(answer.get("block"))}
+        for key in ("modified_args", "replace_text"):
+            if key in answer:
+                expect[key] = answer[key]
+        case["expect"] = expect
+        self.projects[id(case)] = project
+        self.cases["intercepts"].append(case)
 
     def data_sizes(self) -> dict[str, int]:
         folder = self.session.opts.data_dir
@@ -620,6 +669,23 @@ class Console:
                     added = fh.read().decode("utf-8", "replace")
                 for text_line in added.splitlines():
                     self.say(self.paint("note", f"{name} + ") + text_line)
+
+    def project_fields(self, case: dict, ext_dir: str) -> dict:
+        """The fields that lay out the project case `case` was tried in (its
+        files, a git repository's commit and changes); a warning for what
+        cannot be kept."""
+        project = self.projects.get(id(case))
+        if isinstance(project, str):
+            self.say(
+                self.paint("warn", f"the project is not saved with a case: {project}")
+            )
+            return {}
+        if project is None:
+            return {}
+        if project.skipped:
+            left = ", ".join(project.skipped[:5])
+            self.say(self.paint("warn", f"not saved (not text): {left}"))
+        return project.fields(ext_dir)
 
     def save(self, path: str) -> None:
         """Add the cases tried so far to smoke.json, one per line."""
@@ -642,9 +708,13 @@ class Console:
                 self.paint("fail", f"{path} does not hold a JSON object; nothing saved")
             )
             return
+        ext_dir = self.session.opts.ext_dir
         for section, cases in self.cases.items():
             known = data.setdefault(section, [])
-            known += [case for case in cases if case not in known]
+            for case in cases:
+                with_project = {**case, **self.project_fields(case, ext_dir)}
+                if with_project not in known:
+                    known.append(with_project)
         if self.typed:
             answers = data.get("zot_tools")
             data["zot_tools"] = {**(answers if isinstance(answers, dict) else {})}

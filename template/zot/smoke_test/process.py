@@ -394,6 +394,15 @@ class Process:
             time.sleep(0.02)
         return left
 
+    def stderr_size(self) -> int:
+        """How much the extension has written to stderr so far."""
+        return self.stderr.seek(0, os.SEEK_END)
+
+    def stderr_since(self, offset: int) -> str:
+        """What the extension wrote to stderr after the first `offset` bytes."""
+        self.stderr.seek(offset)
+        return self.stderr.read().decode("utf-8", "replace")
+
     def stderr_text(self, size: int) -> str:
         """The last `size` bytes of the extension's stderr."""
         self.stderr.seek(max(0, self.stderr.seek(0, os.SEEK_END) - size))

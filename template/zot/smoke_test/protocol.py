@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import json
 import math
 import re
@@ -252,18 +253,26 @@ def invalid_args(schema: object) -> tuple[dict, str] | None:
     return None
 
 
-def event_frame(event: str, project_dir: str) -> dict:
-    """An event frame with the fields zot sends for that event."""
+# The events zot 0.1.62 and older send; the rest only newer zot sends.
+OLD_EVENTS = ["session_start", "turn_start", "tool_call", "turn_end"]
+OLD_EVENTS.append("assistant_message")
+event_numbers = itertools.count(1)  # newer zot numbers its events: sequence
+
+
+def event_frame(event: str, project_dir: str, old: bool = False) -> dict:
+    """An event frame with the fields zot sends for that event: newer zot adds
+    session_id, cwd and sequence to each; zot 0.1.62 sends only the fields of
+    its time (step, stop, error, tool_id, tool_name, tool_args, text)."""
     call = {"step": 1, "tool_id": "toolu_smoke", "tool_name": "bash"}
     call["tool_args"] = {"command": "ls -la"}
+    result = {"content": [{"type": "text", "text": "total 0"}], "is_error": False}
     fields = {
-        "session_start": {"cwd": project_dir},
         "session_end": {"reason": "exit"},
         "user_prompt_submit": {"text": "Say hello."},
         "turn_start": {"step": 1},
         "turn_end": {"step": 1, "stop": "end_turn"},
         "tool_call": call,
-        "tool_result": {**call, "text": "total 0"},
+        "tool_result": {**call, "result": {**result, "truncated": False}},
         "tool_confirmation_requested": call,
         "permission_decision": {**call, "decision": "allow", "source": "user"},
         "assistant_message": {"step": 1, "text": "Hello from the smoke test."},
@@ -272,7 +281,13 @@ def event_frame(event: str, project_dir: str) -> dict:
         "subagent_start": {"agent_id": "smoke-agent", "text": "Look around."},
         "subagent_stop": {"agent_id": "smoke-agent", "stop": "end_turn"},
     }.get(event, {})
-    return {"type": "event", "event": event, "session_id": "smoke", **fields}
+    if event == "tool_result":
+        fields["executed"] = True
+    frame = {"type": "event", "event": event, **fields}
+    if not old:
+        frame.update(session_id="smoke", cwd=project_dir)
+        frame["sequence"] = next(event_numbers)
+    return frame
 
 
 # --- judging answers ------------------------------------------------------------

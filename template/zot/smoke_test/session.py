@@ -6,7 +6,6 @@ import functools
 import math
 import os
 import re
-import tempfile
 import time
 
 from .cases import (
@@ -26,13 +25,14 @@ from .cases import (
     run_cases,
     tool_expectations,
     tools_with_cases,
-    write_files,
     zot_tools_of,
 )
+from .project import FixtureError, has_fixture, lay_out
 from .protocol import (
     HELLO_ACK,
     HELLO_TIMEOUT,
     MAX_BAD_LINES,
+    OLD_EVENTS,
     PANEL_KEYS,
     READY_GRACE,
     READY_IDLE,
@@ -164,10 +164,22 @@ class Session(Wire):
             panel = self.check_command(label, name, SAMPLE_ARGS)
             if panel:
                 self.exercise_panel(panel)
+            elif self.command_error:
+                where = "--project's folder"
+                where = where if self.opts.user_project else "an empty project folder"
+                self.report.skip(
+                    f"panel of /{name} (a key, a resize, esc)",
+                    f"not run: /{name} answered an error in {where}"
+                    f" ({q(self.command_error, 80)}), so no panel opened; a smoke.json"
+                    ' case with the project it needs ("files", "git", "project")'
+                    " checks it",
+                )
 
     def check_command(self, label, name, args, expect=None, keys=()) -> str:
         """Invoke a command and judge its answer; the panel it opened, if any."""
+        mark = self.effects_mark()
         answer = self.request("command_invoked", {"name": name, "args": args})
+        self.command_error = (answer or {}).get("error") or ""
         if answer is None:
             self.report.fail(label, self.no_answer("command_invoked"))
             return ""
@@ -190,8 +202,8 @@ class Session(Wire):
             self.press(panel, keys)
         if not problems and expect is not None:
             problems, summary = command_expectations(answer, expect), ""
-            problems += self.panel_expectations(panel, expect)
-            problems += file_expectations(self.opts.project_dir, expect)
+            problems += self.panel_expectations(panel, expect, mark)
+            problems += self.effect_expectations(mark, expect)
         self.report.verdict(label, problems, summary)
         return panel
 
@@ -239,7 +251,7 @@ class Session(Wire):
         label = f"panel {q(pid)}: a key, a key for no panel, a resize and esc"
         self.report.verdict(label, [] if alive else [detail], detail)
 
-    def panel_expectations(self, pid: str, expect: dict) -> list[str]:
+    def panel_expectations(self, pid: str, expect: dict, mark: tuple) -> list[str]:
         """Check what the panel showed and what its keys did (smoke.json)."""
         panel, problems = self.shown.get(pid, {}), []
         wants_panel = {"title", "line", "closed"} & set(expect)
@@ -253,15 +265,89 @@ class Session(Wire):
             problems.append(
                 "the panel is " + ("open" if pid in self.panels else "closed")
             )
-        if "submit" in expect and expect["submit"] not in self.submitted:
+        submitted, noted = self.submitted[mark[1] :], self.noted[mark[0] :]
+        if "submit" in expect and self.opts.old_host:
+            # zot 0.1.62 takes no submit: the text must be shown to paste
+            if not any(expect["submit"] in note for note in noted):
+                problems.append(
+                    f"zot 0.1.62 cannot submit {q(expect['submit'])}, and no note"
+                    f" shows it to paste (notes {q(noted)})"
+                )
+        elif "submit" in expect and expect["submit"] not in submitted:
             problems.append(
-                f"submitted {q(self.submitted[-1:]) if self.submitted else 'nothing'}"
+                f"submitted {q(submitted[-1:]) if submitted else 'nothing'}"
             )
-        if "notify" in expect and not any(expect["notify"] in n for n in self.noted):
-            problems.append(f"notes {q(self.noted)}")
         if "calls" in expect and self.tool_calls != expect["calls"]:
             problems.append(f"asked zot to run {q(self.tool_calls)}")
         return problems
+
+    # what any case may leave behind -------------------------------------------------
+
+    def effects_mark(self) -> tuple[int, int, int, dict[str, int]]:
+        """Where the notes, the submitted prompts, stderr and the files of
+        zot's data folder stand now."""
+        folder = self.opts.data_dir
+        sizes = {
+            name: os.path.getsize(os.path.join(folder, name))
+            for name in os.listdir(folder)
+            if os.path.isfile(os.path.join(folder, name))
+        }
+        return len(self.noted), len(self.submitted), self.process.stderr_size(), sizes
+
+    def effect_expectations(self, mark: tuple, expect: dict) -> list[str]:
+        """expect's notify, log, files and data_files, for what happened since
+        `mark` (see effects_mark)."""
+        problems = []
+        noted = self.noted[mark[0] :]
+        if "notify" in expect and not any(expect["notify"] in n for n in noted):
+            problems.append(f"notes {q(noted)}")
+        if "log" in expect:
+            lines = self.process.stderr_since(mark[2]).splitlines()
+            if not any(expect["log"] in line for line in lines):
+                problems.append(f"its log (stderr) has {q(lines[-5:])}")
+        problems += file_expectations(
+            self.opts.project_dir, expect.get("files", {}), "the project"
+        )
+        problems += file_expectations(
+            self.opts.data_dir,
+            expect.get("data_files", {}),
+            "zot's data folder",
+            appended=mark[3],
+        )
+        return problems
+
+    def prepare(self, label: str, case: dict) -> bool:
+        """Lay out the project a smoke.json case runs in. False, with the case
+        reported, when it cannot run."""
+        if self.opts.user_project:
+            if not has_fixture(case):
+                return True
+            self.report.skip(
+                label,
+                "it brings its own project, and --project's folder is used as it is"
+                " (run without --project to check it)",
+            )
+            return False
+        try:
+            lay_out(self.opts.project_dir, case, self.opts.ext_dir)
+        except FixtureError as exc:
+            self.report.fail(label, f"its project: {exc}")
+            return False
+        return True
+
+    def check_event(self, label: str, event: str, fields: dict, expect: dict) -> None:
+        """Send an event; wait for what it must leave behind (events are not
+        answered: up to 5 s, or --timeout)."""
+        mark = self.effects_mark()
+        self.send(
+            {**event_frame(event, self.opts.project_dir, self.opts.old_host), **fields}
+        )
+        limit = min(5.0, self.opts.timeout or 5.0)
+        self.wait_for(limit, lambda: not self.effect_expectations(mark, expect))
+        problems = self.effect_expectations(mark, expect)
+        if problems and self.process.proc.poll() is not None:
+            raise SessionOver(self.gone())
+        self.report.verdict(label, problems)
 
     def phase_tools(self) -> None:
         if not self.tools:
@@ -326,6 +412,7 @@ class Session(Wire):
         without either, once it opens a panel."""
         fields = {"name": name, "args": args}
         before = self.process.processes() if cancel else None
+        mark = self.effects_mark()
         rid, opened = self.start("tool_call", fields), len(self.opened)
         sent, started = time.monotonic(), ""
         if keys or (cancel and after_ms is None):
@@ -371,8 +458,8 @@ class Session(Wire):
                 )
         if not problems and expect is not None:
             problems = tool_expectations(answer, is_error, text, expect)
-            problems += self.panel_expectations(panel, expect)
-            problems += file_expectations(self.opts.project_dir, expect)
+            problems += self.panel_expectations(panel, expect, mark)
+            problems += self.effect_expectations(mark, expect)
         if not problems and panel in self.panels:
             problems.append(f"answered but left its panel {q(panel)} open")
         summary = f"is_error {str(is_error).lower()}, text {q(text)}"
@@ -475,12 +562,22 @@ class Session(Wire):
         if not self.events:
             self.report.skip("events", "none subscribed")
             return
-        for event in self.events:
-            self.send(event_frame(event, self.opts.project_dir))
+        events = self.events
+        if self.opts.old_host:
+            events = [event for event in self.events if event in OLD_EVENTS]
+            never = [event for event in self.events if event not in OLD_EVENTS]
+            if never:
+                self.report.skip(
+                    f"events {', '.join(never)}", "zot 0.1.62 never sends them"
+                )
+            if not events:
+                return
+        for event in events:
+            self.send(event_frame(event, self.opts.project_dir, self.opts.old_host))
         alive, detail = self.still_answering()
         detail = f"delivered; {detail}"
         problems = [] if alive else [detail]
-        self.report.verdict(f"events {', '.join(self.events)}", problems, detail)
+        self.report.verdict(f"events {', '.join(events)}", problems, detail)
 
     def still_answering(self) -> tuple[bool, str]:
         """Repeat a request answered before: does the extension still answer?"""
@@ -534,6 +631,7 @@ class Session(Wire):
         fields.update(session_id="smoke", agent_run_id="smoke-run")
         fields.update(cwd=cwd or self.opts.project_dir, provider=HELLO_ACK["provider"])
         fields["model"] = HELLO_ACK["model"]
+        mark = self.effects_mark()
         answer = self.request("event_intercept", fields)
         if answer is None:
             self.report.fail(
@@ -546,6 +644,7 @@ class Session(Wire):
         new = answer.get("system_prompt")
         if not problems and expect is not None:
             problems = prompt_expectations(new, expect)
+            problems += self.effect_expectations(mark, expect)
         summary = "kept" if new is None else f"replaced: {q(new, 80)}"
         self.report.verdict(label, problems, "" if expect is not None else summary)
 
@@ -688,6 +787,7 @@ class Session(Wire):
         return block, rule, why, reason
 
     def check_intercept(self, label, fields, want_block=None, expect=None) -> None:
+        mark = self.effects_mark()
         answer = self.request("event_intercept", fields)
         if answer is None:
             no_answer = self.no_answer("event_intercept")
@@ -702,6 +802,7 @@ class Session(Wire):
             problems.append(f"blocked a harmless call: {q(reason)}")
         if not problems and expect is not None:
             problems = intercept_expectations(answer, block, reason, expect)
+            problems += self.effect_expectations(mark, expect)
         summary = f"blocked: {q(reason, 80)}" if block else "allowed"
         for key in ("modified_args", "replace_text"):
             if key in answer and not block:
@@ -721,20 +822,12 @@ class Session(Wire):
             self.report.skip("smoke.json", "--no-expect")
             return
         path = self.opts.expect or os.path.join(self.opts.ext_dir, "smoke.json")
-        cases = load_smoke_json(path, self.report) if os.path.exists(path) else {}
-        if not cases:
-            if cases == {}:
-                self.report.skip("smoke.json", "none beside extension.json")
+        if not os.path.exists(path):
+            self.report.skip("smoke.json", "none beside extension.json")
             return
-        run_cases(self, cases)
-
-    def project_with(self, files: dict) -> str:
-        """A project folder of its own holding `files` (name -> text)."""
-        folder = tempfile.mkdtemp(
-            prefix="project-", dir=os.path.dirname(self.opts.project_dir)
-        )
-        write_files(folder, files)
-        return folder
+        cases = load_smoke_json(path, self.opts.ext_dir, self.report)
+        if cases is not None:
+            run_cases(self, cases)
 
     def phase_shutdown(self) -> None:
         """As zot does: write shutdown, close stdin at once, wait 2 s for exit."""

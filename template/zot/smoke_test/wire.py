@@ -68,6 +68,7 @@ class Wire:
         self.notes: list[str] = []  # notify messages since the last clear_notes
         self.noted: list[str] = []  # every notify message
         self.submitted: list[str] = []  # texts the extension submitted as prompts
+        self.command_error = ""  # the error the last command answered
         self.frames = 0  # frames seen so far
         self.watch = None  # sees every frame: watch("in" or "out", frame)
         self.bad_lines = 0
