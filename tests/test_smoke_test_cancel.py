@@ -222,11 +222,11 @@ def test_keys_go_to_the_panel_before_the_cancel(tmp_path):
 def test_after_ms_needs_cancel_and_no_keys(tmp_path):
     folder = project(tmp_path, [{"name": "work", "args": {"mode": "quick"}, "after_ms": 100}])
     checks, _ = smoke_test(folder)
-    assert checks["smoke.json"]["status"] == "fail"
-    assert 'after_ms goes with "cancel": true' in checks["smoke.json"]["detail"]
+    assert checks["smoke.json: tools[0] work"]["status"] == "fail"
+    assert 'after_ms goes with "cancel": true' in checks["smoke.json: tools[0] work"]["detail"]
     (folder / "smoke.json").write_text(json.dumps({"tools": [case("waits", after_ms=-1)]}))
     checks, _ = smoke_test(folder)
-    assert "after_ms must be 0 or more" in checks["smoke.json"]["detail"]
+    assert "after_ms must be 0 or more" in checks["smoke.json: tools[0] work"]["detail"]
 
 
 def test_without_tool_cancel_in_hello_or_on_zot_0_1_62_a_cancel_case_says_why(tmp_path):
