@@ -104,7 +104,8 @@ def test_a_skills_only_project_runs_no_process(tmp_path, language):
         "enabled": True,
     }
     skill = (project / "skills" / "demo-ext" / "SKILL.md").read_text()
-    assert skill.startswith('---\nname: demo-ext\ndescription: "A zot extension"\n---\n')
+    when = "A zot extension. Use when the user asks for this or names the demo-ext skill."
+    assert skill.startswith(f'---\nname: demo-ext\ndescription: "{when}"\n---\n')
     report = smoke(project)
     statuses = {c["check"]: c["status"] for c in report["checks"]}
     assert statuses == {

@@ -9,6 +9,7 @@ import copier
 import pytest
 import yaml
 from conftest import ROOT, render
+from test_update import clone_template, generate, previous_release, update
 
 
 def refusal(tmp_path: Path, **answers) -> str:
@@ -114,7 +115,7 @@ def test_follow_up_questions_are_only_asked_when_relevant(tmp_path):
     render(tmp_path / "ext", capabilities=["guard"])
     answers = yaml.safe_load((tmp_path / "ext" / ".copier-answers.yml").read_text())
     follow_ups = {"command_name", "tool_name", "tool_description", "events"}
-    follow_ups |= {"panel_command", "ask_tool", "skill_name"}
+    follow_ups |= {"panel_command", "ask_tool", "skill_name", "skill_description"}
     assert not follow_ups & set(answers)
 
 
@@ -129,6 +130,107 @@ def test_the_new_capabilities_name_their_command_tool_and_skill(tmp_path):
     project = render(tmp_path / "two", capabilities=["panel", "ask", "skills"], name="x")
     answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
     assert (answers["panel_command"], answers["ask_tool"]) == ("x-pick", "x_confirm")
+
+
+def front_matter_description(project: Path, skill: str) -> str:
+    """The skill's description as a YAML reader of its front matter sees it."""
+    text = (project / "skills" / skill / "SKILL.md").read_text(encoding="utf-8")
+    return yaml.safe_load(text.split("---\n")[1])["description"]
+
+
+def test_the_skill_says_when_to_use_it(tmp_path):
+    """By default the extension's description, then when to load the skill."""
+    project = render(tmp_path / "ext", capabilities=["skills"], description="Draft notes  ")
+    when = "Draft notes. Use when the user asks for this or names the demo-ext skill."
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["skill_description"] == when
+    assert front_matter_description(project, "demo-ext") == when
+    body = (project / "skills" / "demo-ext" / "SKILL.md").read_text()
+    assert f"## When to use it\n\n{when}\n\n## Steps" in body
+    project = render(tmp_path / "two", capabilities=["skills"], description="Shout!")
+    assert front_matter_description(project, "demo-ext").startswith("Shout! Use when")
+    # one's own, with what YAML and the template treat specially, kept verbatim
+    own = 'Use when the user asks for "release notes": \\ {{ 7 * 7 }} # é'
+    project = render(tmp_path / "own", capabilities=["skills"], skill_description=own)
+    assert front_matter_description(project, "demo-ext") == own
+    assert f"\n{own}\n" in (project / "skills" / "demo-ext" / "SKILL.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("description", "reason"),
+    [
+        ("", "must not be empty"),
+        ("  ", "must not be empty"),
+        ("two\nlines", "one line"),
+        ("a\ufeffb", "U+FEFF"),
+        ("x" * 1025, "at most 1024"),
+    ],
+    ids=["empty", "blank", "newline", "bom", "long"],
+)
+def test_bad_skill_descriptions_are_refused(tmp_path, description, reason):
+    answers = {"capabilities": ["skills"], "skill_description": description}
+    assert reason in refusal(tmp_path, **answers)
+
+
+def test_a_skill_description_at_the_limit_is_accepted(tmp_path):
+    project = render(tmp_path / "ext", capabilities=["skills"], skill_description="x" * 1024)
+    assert front_matter_description(project, "demo-ext") == "x" * 1024
+
+
+def copy_message(tmp_path: Path, capsys, **answers) -> str:
+    """What copier prints after the copy (_message_after_copy)."""
+    answers.setdefault("name", "demo-ext")
+    capsys.readouterr()
+    copier.run_copy(str(ROOT), str(tmp_path / "ext"), data=answers, defaults=True, vcs_ref="HEAD")
+    return capsys.readouterr().err.partition("is ready in")[2]
+
+
+OLD_HOST_NOTE = "zot 0.1.62 and older never send"
+
+
+def test_the_message_names_the_chosen_events_zot_0_1_62_never_sends(tmp_path, capsys):
+    events = ["session_start", "session_end", "tool_call", "tool_result"]
+    message = copy_message(tmp_path, capsys, capabilities=["events"], events=events)
+    note = [line for line in message.splitlines() if OLD_HOST_NOTE in line]
+    assert note == [
+        "Note: zot 0.1.62 and older never send session_end, tool_result; newer zot does."
+    ]
+
+
+@pytest.mark.parametrize(
+    "capabilities", [["events"], ["commands", "tools"]], ids=["default-events", "no-events"]
+)
+def test_the_message_has_no_note_when_every_event_reaches_zot_0_1_62(
+    tmp_path, capsys, capabilities
+):
+    message = copy_message(tmp_path, capsys, capabilities=capabilities)
+    assert "Next steps:" in message and OLD_HOST_NOTE not in message
+
+
+def test_the_events_help_says_which_events_zot_0_1_62_sends():
+    question = yaml.safe_load((ROOT / "copier.yml").read_text())["events"]
+    first_five = ["session_start", "turn_start", "tool_call", "turn_end", "assistant_message"]
+    assert question["choices"][:5] == first_five == question["default"]
+    assert "zot 0.1.62 sends only the first five" in question["help"]
+
+
+def test_the_message_of_a_skills_only_project_names_what_it_has(tmp_path, capsys):
+    message = copy_message(tmp_path, capsys, capabilities=["skills"], skill_name="notes")
+    assert "./smoke-test" in message and "Edit skills/notes/SKILL.md" in message
+    assert not {"./build", "unittest", "main.py"} & set(message.split())
+
+
+def test_a_skills_project_of_the_previous_release_updates_with_the_defaults(tmp_path):
+    """The new question takes its default; the skill says when to use it."""
+    repo = clone_template(tmp_path)
+    project = generate(repo, tmp_path / "ext", previous_release(repo), capabilities=["skills"])
+    result = update(project, "--vcs-ref", "HEAD")
+    assert result.returncode == 0, result.stderr
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    when = "A zot extension. Use when the user asks for this or names the demo-ext skill."
+    assert answers["skill_description"] == when
+    assert front_matter_description(project, "demo-ext") == when
+    assert "<<<<<<<" not in (project / "skills" / "demo-ext" / "SKILL.md").read_text()
 
 
 def test_the_typescript_runner_is_asked_for_typescript_only(tmp_path):
@@ -253,6 +355,9 @@ BAD_ANSWERS = [
     {"capabilities": ["tools", "ask"], "tool_name": "same", "ask_tool": "same"},
     {"capabilities": ["skills"], "skill_name": "Bad_Skill"},
     {"capabilities": ["skills"], "skill_name": "a" * 65},
+    {"capabilities": ["skills"], "skill_description": " "},
+    {"capabilities": ["skills"], "skill_description": "two\nlines"},
+    {"capabilities": ["skills"], "skill_description": "x" * 1025},
 ]
 
 
