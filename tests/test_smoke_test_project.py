@@ -53,7 +53,7 @@ def test_a_git_fixture_is_one_commit_and_the_changes_git_status_lists(tmp_path):
     fields = snapshot(str(project)).fields(str(tmp_path / "ext"))
     assert fields["git"] is True
     assert fields["changes"] == {"a.py": "x = 2\n", "new.md": "new\n", "src/b.py": None}
-    assert fields["project"].startswith("tests/fixtures/project-")  # 100 kB: a folder
+    assert fields["project"].startswith("testdata/project-")  # 100 kB: a folder
     again = tmp_path / "again"
     again.mkdir()
     lay_out(str(again), fields, str(tmp_path / "ext"))

@@ -184,12 +184,8 @@ class Snapshot:
             digest = hashlib.sha256(
                 json.dumps(self.files, sort_keys=True).encode("utf-8")
             ).hexdigest()[:10]
-            top = (
-                "testdata"
-                if os.path.exists(os.path.join(ext_dir, "go.mod"))
-                else "tests"
-            )
-            folder = f"{top}/fixtures/project-{digest}"
+            # testdata: a folder that build tools and test runners leave alone
+            folder = f"testdata/project-{digest}"
             if not os.path.isdir(os.path.join(ext_dir, folder)):
                 write_files(os.path.join(ext_dir, folder), self.files)
             fields["project"] = folder
