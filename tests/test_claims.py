@@ -63,12 +63,12 @@ def test_readme_and_smoke_json_claim_what_the_extension_sends(projects, language
     ask = next(case for case in smoke["tools"] if case.get("keys") == ["enter"])
 
     submits = "submit" in frames
-    assert ("`submit`s the chosen prompt" in readme) == submits
+    assert ("`submit`s the chosen item" in readme) == submits
     assert ("enter to send the chosen one to the model" in readme) == submits
     assert ("submit" in pick["expect"]) == submits
-    if not submits:  # then the chosen prompt is shown in a note
+    if not submits:  # then the chosen item is shown in a note
         assert "notify" in frames and pick["expect"]["notify"] == CHOSEN
-        assert "shows the chosen prompt in a `notify` note" in readme
+        assert "shows the chosen item in a `notify` note" in readme
 
     clears = "clear_notes" in frames
     assert ("`clear_notes`" in readme) == clears

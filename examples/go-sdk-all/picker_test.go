@@ -4,6 +4,7 @@
 package main
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,22 +13,50 @@ import (
 	"example.com/demo-ext/zot/host"
 )
 
+// testItems is what pickItems returns in most tests.
+var testItems = []string{"one", "two", "three", "four"}
+
 func TestPanelCommandIsANameZotAccepts(t *testing.T) {
 	if !zotName.MatchString(panelCommand) {
 		t.Errorf("panel command %q: use letters, digits, '_' and '-' only", panelCommand)
 	}
 }
 
-// pickerOpened runs the picker's command and returns the panel it opens.
+// pickFrom runs the picker's command with pickItems returning items and
+// err, and returns its answer. pickItems must get zot's project folder.
+func pickFrom(t *testing.T, items []string, err error) exttest.Response {
+	t.Helper()
+	var folders []string
+	saved := pickItems
+	pickItems = func(cwd string) ([]string, error) {
+		folders = append(folders, cwd)
+		return items, err
+	}
+	defer func() { pickItems = saved }()
+	reply := zot.Command(t, panelCommand, "")
+	if !reflect.DeepEqual(folders, []string{zot.Project}) {
+		t.Errorf("pickItems got %q, want zot's project folder %q", folders, zot.Project)
+	}
+	return reply
+}
+
+// pickerOpened opens the picker on testItems and returns its panel.
 func pickerOpened(t *testing.T) *exttest.Panel {
 	t.Helper()
-	reply := zot.Command(t, panelCommand, "")
-	want := []string{"› " + prompts[0], "  " + prompts[1], "  " + prompts[2], "  " + prompts[3]}
+	reply := pickFrom(t, testItems, nil)
+	want := host.Menu(testItems, 0)
 	if panel := reply.OpenPanel; reply.Action != "open_panel" || panel == nil || panel.Title != pickTitle ||
 		panel.Footer != pickFooter || !reflect.DeepEqual(panel.Lines, want) {
 		t.Fatalf("/%s answered %+v, want a panel with the lines %q", panelCommand, reply, want)
 	}
 	return reply.OpenPanel
+}
+
+func TestPickerListsTheItemsOfZotsProjectFolder(t *testing.T) {
+	want := []string{"› main.go", "  README.md"}
+	if reply := pickFrom(t, []string{"main.go", "README.md"}, nil); reply.OpenPanel == nil || !reflect.DeepEqual(reply.OpenPanel.Lines, want) {
+		t.Errorf("/%s answered %+v, want a panel with the lines %q", panelCommand, reply, want)
+	}
 }
 
 func TestPickerKeysMoveTheSelectionAndEnterSendsIt(t *testing.T) {
@@ -42,7 +71,7 @@ func TestPickerKeysMoveTheSelectionAndEnterSendsIt(t *testing.T) {
 	for _, step := range steps {
 		zot.Key(id, step.key)
 		render := zot.Next(t, "panel_render")
-		if lines := host.Menu(prompts, step.selected); render.Text("panel_id") != id || !reflect.DeepEqual(render["lines"], asAny(lines)) {
+		if lines := host.Menu(testItems, step.selected); render.Text("panel_id") != id || !reflect.DeepEqual(render["lines"], asAny(lines)) {
 			t.Fatalf("after %s: %v, want the lines %q", step.key, render, lines)
 		}
 	}
@@ -54,10 +83,10 @@ func TestPickerKeysMoveTheSelectionAndEnterSendsIt(t *testing.T) {
 	if closed := zot.Next(t, "panel_close"); closed.Text("panel_id") != id {
 		t.Errorf("enter: %v, want the panel closed", closed)
 	}
-	// The prompt goes to the model; where zot (or zot's Go SDK) cannot send
+	// The item goes to the model; where zot (or zot's Go SDK) cannot send
 	// it, a note shows it to paste.
-	if sent := zot.Next(t, "submit", "notify"); sent.Text("text") != prompts[1] && !strings.Contains(sent.Text("message"), prompts[1]) {
-		t.Errorf("enter: %v, want %q sent", sent, prompts[1])
+	if sent := zot.Next(t, "submit", "notify"); sent.Text("text") != testItems[1] && !strings.Contains(sent.Text("message"), testItems[1]) {
+		t.Errorf("enter: %v, want %q sent", sent, testItems[1])
 	}
 }
 
@@ -68,6 +97,30 @@ func TestPickerClosesOnEscOrQ(t *testing.T) {
 		if closed := zot.Next(t, "panel_close"); closed.Text("panel_id") != id {
 			t.Errorf("%s: %v, want the panel closed", key, closed)
 		}
+	}
+}
+
+func TestPickerWithNothingToPickShowsANote(t *testing.T) {
+	if reply := pickFrom(t, nil, nil); reply.Action != "noop" || reply.Error != "" || reply.OpenPanel != nil {
+		t.Errorf("/%s answered %+v, want a noop", panelCommand, reply)
+	}
+	if note := zot.Next(t, "notify"); note.Text("level") != "info" || note.Text("message") != pickEmpty {
+		t.Errorf("note %v, want %q", note, pickEmpty)
+	}
+}
+
+func TestPickerShowsTheErrorOfPickItems(t *testing.T) {
+	reply := pickFrom(t, nil, errors.New("not a git repository"))
+	if !strings.Contains(reply.Error, "not a git repository") || reply.OpenPanel != nil {
+		t.Errorf("/%s answered %+v, want the error", panelCommand, reply)
+	}
+}
+
+// pickItems itself, in the fake zot's project folder (empty: put there what
+// yours reads).
+func TestPickItemsWorksInAProjectFolder(t *testing.T) {
+	if _, err := pickItems(zot.Project); err != nil {
+		t.Errorf("pickItems: %v", err)
 	}
 }
 

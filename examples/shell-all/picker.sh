@@ -1,37 +1,53 @@
-# The pick panel: /demo-ext-pick opens a list of prompts, enter sends the
-# selected one to the model. main.sh sources this file after ext_new.
+# The pick panel: /demo-ext-pick lists what pick_items sets, enter sends
+# the selected one to the model. main.sh sources this file after ext_new.
 # shellcheck shell=bash disable=SC2329 # the handlers are called by zot/runtime.sh
 
 PICK_DESCRIPTION='Pick a prompt from a list and send it to the model'
 PICK_TITLE='Pick a prompt'
 PICK_FOOTER='↑/↓ move · enter send · esc close'
-# What /demo-ext-pick offers, in this order.
-PROMPTS=(
-	'Explain how this project is organised.'
-	'Review the uncommitted changes for bugs.'
-	'Write tests for the code I changed last.'
-	'List the TODO comments and suggest which to do first.'
-)
+PICK_EMPTY='Nothing to pick.' # the note when pick_items sets no ITEMS
 
-# Sets PICK_LINES to the panel's lines, with PROMPTS[$1] selected.
+# Sets ITEMS to what /demo-ext-pick lists, each time it opens; $1 is zot's
+# project folder. When it cannot, it prints why (the error zot shows) and
+# returns non-zero.
+pick_items() {
+	# The files git sees changed or new, for one:
+	# local out; out=$(git -C "$1" ls-files --modified --others --exclude-standard) || return
+	# mapfile -t ITEMS < <(printf '%s' "$out")
+	ITEMS=(
+		'Explain how this project is organised.'
+		'Review the uncommitted changes for bugs.'
+		'Write tests for the code I changed last.'
+		'List the TODO comments and suggest which to do first.'
+	)
+}
+
+# Sets PICK_LINES to the panel's lines, with ITEMS[$1] selected.
 pick_lines() {
 	local i
 	PICK_LINES=()
-	for i in "${!PROMPTS[@]}"; do
+	for i in "${!ITEMS[@]}"; do
 		if ((i == $1)); then
-			PICK_LINES+=("› ${PROMPTS[i]}")
+			PICK_LINES+=("› ${ITEMS[i]}")
 		else
-			PICK_LINES+=("  ${PROMPTS[i]}")
+			PICK_LINES+=("  ${ITEMS[i]}")
 		fi
 	done
 }
 
-# Answers `/demo-ext-pick` with a panel listing PROMPTS, then handles its
-# keys until the user sends one to the model or closes it: ext_panel_key
-# waits for the next key (the runtime reads on meanwhile). Runs in a subshell
-# of its own; the panel closes when it returns.
+# Answers `/demo-ext-pick` with a panel listing pick_items's ITEMS (with
+# none, a note), then handles its keys until the user sends one to the model
+# or closes it: ext_panel_key waits for the next key (the runtime reads on
+# meanwhile). Runs in a subshell of its own; the panel closes when it returns.
 run_pick() {
-	local selected=0 indexes=("${!PROMPTS[@]}")
+	local selected=0 indexes
+	pick_items "$HOST_CWD" || return
+	indexes=("${!ITEMS[@]}")
+	if [[ -z ${indexes[*]} ]]; then
+		ext_notify info "$PICK_EMPTY"
+		printf noop
+		return
+	fi
 	local last=${indexes[-1]}
 	pick_lines "$selected"
 	ext_open_panel pick "$PICK_TITLE" "$PICK_FOOTER" "${PICK_LINES[@]}"
@@ -44,9 +60,9 @@ run_pick() {
 		enter)
 			ext_close_panel "$PANEL_ID"
 			if zot_newer_host; then
-				ext_submit "${PROMPTS[selected]}"
+				ext_submit "${ITEMS[selected]}"
 			else
-				ext_notify info "Chosen: ${PROMPTS[selected]} (this zot cannot submit it: paste it yourself)"
+				ext_notify info "Chosen: ${ITEMS[selected]} (this zot cannot submit it: paste it yourself)"
 			fi
 			return
 			;;

@@ -36,16 +36,25 @@ frames() {
 	jq -rs "$1" <<<"$frames"
 }
 
+# zot's project folder, empty: put there what your pick_items reads.
+HOST_CWD=$(mktemp -d)
+pick_items "$HOST_CWD"
+check "pick_items works in the project folder" 0 "$?"
+# From here on the picker lists TEST_ITEMS, when it asks for zot's folder.
+# shellcheck disable=SC2034,SC2329 # run_pick calls it and reads ITEMS
+pick_items() {
+	[[ $1 == "$HOST_CWD" ]] || { printf 'pick_items got %s' "$1" && return 1; }
+	ITEMS=("${TEST_ITEMS[@]}")
+}
+TEST_ITEMS=(one two three four)
 NEWER_HOST=1
 frames=$(ext_test_frames command 'demo-ext-pick' '' down j enter)
-check "/demo-ext-pick answers with a panel, the first prompt selected" \
-	'open_panel pick-1 Pick a prompt|› Explain how this project is organised.' \
+check "/demo-ext-pick answers with a panel, the first item selected" \
+	'open_panel pick-1 Pick a prompt|› one' \
 	"$(frames '.[0] | "\(.action) \(.open_panel.id) \(.open_panel.title)|\(.open_panel.lines[0])"')"
-check "down and j select the next prompts" \
-	'› Review the uncommitted changes for bugs.|› Write tests for the code I changed last.' \
+check "down and j select the next items" '› two|› three' \
 	"$(frames '[.[1:3][] | .lines[] | select(startswith("›"))] | join("|")')"
-check "enter closes the panel, then sends the prompt" \
-	'panel_close pick-1|submit Write tests for the code I changed last.' \
+check "enter closes the panel, then sends the item" 'panel_close pick-1|submit three' \
 	"$(frames '.[3:] | map("\(.type) \(.panel_id // .text)") | join("|")')"
 frames=$(ext_test_frames command 'demo-ext-pick' '' end down up home pageup x esc)
 check "end, up, home: the selection stops at the ends" \
@@ -54,12 +63,24 @@ check "other keys do nothing, esc closes" 'panel_render panel_close' \
 	"$(frames '.[5:] | map(.type) | join(" ")')"
 frames=$(ext_test_frames command 'demo-ext-pick' '' close)
 check "closed by zot, the panel sends nothing" 1 "$(frames length)"
+TEST_ITEMS=()
+frames=$(ext_test_frames command 'demo-ext-pick' '')
+check "with nothing to pick, a note and no panel" "notify info $PICK_EMPTY|command_response noop" \
+	"$(frames 'map([.type, .level, .message, .action] | map(values) | join(" ")) | join("|")')"
 # shellcheck disable=SC2034 # zot_newer_host reads it
 NEWER_HOST=
+TEST_ITEMS=(one two)
 frames=$(ext_test_frames command 'demo-ext-pick' '' enter)
-check "an older zot gets the prompt as a note" \
-	'info Chosen: Explain how this project is organised. (this zot cannot submit it: paste it yourself)' \
+check "an older zot gets the item as a note" \
+	'info Chosen: one (this zot cannot submit it: paste it yourself)' \
 	"$(frames 'last | "\(.level) \(.message)"')"
+pick_items() {
+	printf 'not a git repository'
+	return 1
+}
+frames=$(ext_test_frames command 'demo-ext-pick' '')
+check "a failure of pick_items is the error zot shows" 'not a git repository' "$(frames '.[0].error')"
+rm -r "$HOST_CWD"
 
 NEWER_HOST=1
 frames=$(ext_test_frames tool 'demo_ext_confirm' '{"action": "Delete build/"}' down up enter)

@@ -311,6 +311,16 @@ def run(
     return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
 
 
+class _Nowhere:
+    """A stream that drops what is written to it."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
 class Extension:
     """One zot extension: register handlers, then call run()."""
 
@@ -339,7 +349,10 @@ class Extension:
         self._workers = threading.Condition()
         self._idle = 0  # workers waiting for a request
         self._handed = 0  # requests handed to waiting workers, not picked up yet
-        self._out: TextIO = sys.stdout  # zot reads frames here
+        # Where frames go: zot's stdin once run() (or zot.testing) serves it;
+        # until then nowhere, not onto stdout before hello (or into the
+        # output of a unit test that calls a handler itself).
+        self._out: TextIO | _Nowhere = _Nowhere()
         self._log_to: TextIO | None = None  # the log, if not stderr (zot.testing)
 
     @property

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
+import { stdout } from "node:process";
 import { test } from "node:test";
 import {
   activatingResult,
@@ -137,6 +138,18 @@ test("notify and clear_notes are one frame each", () => {
     { type: "clear_notes" },
     { type: "submit", text: "next prompt" },
   ]);
+});
+
+test("frames go nowhere until zot is served", async (t) => {
+  const ext = new Extension("t", "1.0");
+  const write = t.mock.method(stdout, "write", () => true);
+  ext.notify("info", "not served"); // written at once, if at all
+  write.mock.restore();
+  assert.equal(write.mock.callCount(), 0);
+  const zot = Zot.start(ext);
+  ext.notify("info", "served");
+  assert.equal((await zot.next("notify")).message, "served");
+  zot.stop();
 });
 
 test("panel keys and closes reach the handlers of that panel only", () => {

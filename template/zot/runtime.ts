@@ -456,8 +456,11 @@ export class Extension {
   /** How long callTool waits for zot (tests shorten it). */
   private callLimit = 60_000;
   private flushed: Promise<void> = Promise.resolve();
-  private output: (line: string, written: () => void) => void = (line, done) =>
-    void stdout.write(line, () => done());
+  /** Where frames go: zot's stdin once run() (or zot/testing.ts) serves it;
+   * until then nowhere, not onto stdout before hello (or into the output of
+   * a unit test that calls a handler itself). */
+  private output: (line: string, written: () => void) => void = (_, done) =>
+    done();
   private logTo: (text: string) => void = (text) => void stderr.write(text);
 
   constructor(

@@ -3,6 +3,8 @@ frames of a small extension, played through the fake zot of testing.py."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import json
 import os
@@ -280,6 +282,17 @@ class RuntimeTest(unittest.TestCase):
         result = zot.tool("host", {"name": "bash"})
         wanted = "this test's zot has no answer for its tool bash"
         self.assertEqual((result.text, result.is_error), (wanted, True))
+
+    def test_frames_go_nowhere_until_zot_is_served(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):  # as a test that calls a handler
+            ext = probe()
+            ext.notify("info", "not served")
+        self.assertEqual(out.getvalue(), "")
+        zot = Zot(ext)
+        self.addCleanup(zot.stop)
+        ext.notify("info", "served")
+        self.assertEqual(zot.next("notify")["message"], "served")
 
     def test_call_tool_elsewhere_has_no_parent(self):
         zot = Zot(probe(), tools={"read": "text"})
