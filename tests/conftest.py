@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import filecmp
 import hashlib
 import json
 import os
@@ -86,6 +87,15 @@ def smoke(project: Path, *args: str, timeout: float = 120) -> dict:
     failed = [c for c in report["checks"] if c["status"] == "fail"]
     assert result.returncode == 0 and report["passed"], (failed, result.stderr)
     return report
+
+
+def differences(left: Path, right: Path) -> list[str]:
+    """Files that differ between two trees (recursively)."""
+    compared = filecmp.dircmp(left, right)
+    found = [*compared.left_only, *compared.right_only, *compared.diff_files, *compared.funny_files]
+    for sub in compared.common_dirs:
+        found += [f"{sub}/{name}" for name in differences(left / sub, right / sub)]
+    return found
 
 
 def register_in_go(source: str, registrations: str) -> str:

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CAPABILITIES, ROOT, VARIANTS, render
-from test_interactive import differences
+from conftest import CAPABILITIES, ROOT, VARIANTS, differences, render
 from test_update import clone_template, commit_all, git, previous_release
 
 MINIMUM = yaml.safe_load((ROOT / "copier.yml").read_text())["_min_copier_version"]

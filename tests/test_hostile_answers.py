@@ -146,7 +146,7 @@ def check_rendered(project: Path, language: str, description: str, tool: str) ->
 
 
 @pytest.mark.parametrize("language", LANGUAGES4)
-@settings(max_examples=50 * HYPOTHESIS_SCALE, **SETTINGS)
+@settings(max_examples=30 * HYPOTHESIS_SCALE, **SETTINGS)
 @given(description=one_line(160), tool=one_line(900))
 @example(description=HANDWRITTEN[0], tool=HANDWRITTEN[1])
 def test_any_free_text_renders_verbatim(tmp_path, marker, language, description, tool):
@@ -179,7 +179,7 @@ def build_and_smoke(project: Path, marker: Path, description: str, tool: str) ->
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-@settings(max_examples=4 * HYPOTHESIS_SCALE, **SETTINGS)
+@settings(max_examples=2 * HYPOTHESIS_SCALE, **SETTINGS)
 @given(description=one_line(160), tool=one_line(900))
 @example(description=HANDWRITTEN[0], tool=HANDWRITTEN[1])
 def test_free_text_builds_and_passes_its_smoke_test(

@@ -4,7 +4,6 @@ that replays."""
 
 from __future__ import annotations
 
-import filecmp
 import json
 import os
 import shutil
@@ -13,19 +12,10 @@ import time
 from pathlib import Path
 
 import pexpect
-from conftest import ROOT, render
+from conftest import ROOT, differences, render
 from test_smoke_test_cancel import cancels, cases_of, project, smoke_test
 
 DOWN, SPACE, ENTER, CLEAR = "\x1b[B", " ", "\r", "\x15"  # arrow down, space, enter, ctrl-u
-
-
-def differences(left: Path, right: Path) -> list[str]:
-    """Files that differ between two trees (recursively)."""
-    compared = filecmp.dircmp(left, right)
-    found = [*compared.left_only, *compared.right_only, *compared.diff_files, *compared.funny_files]
-    for sub in compared.common_dirs:
-        found += [f"{sub}/{name}" for name in differences(left / sub, right / sub)]
-    return found
 
 
 def test_keystrokes_give_the_same_project_as_data_answers(tmp_path):
