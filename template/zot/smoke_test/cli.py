@@ -162,7 +162,7 @@ def run(opts: argparse.Namespace, report: Report) -> int:
         os.makedirs(opts.data_dir, exist_ok=True)
         report.note(f"exec: {' '.join(argv)}")
         report.note(f"data_dir: {opts.data_dir}{temporary}")
-        if not report.as_json and not opts.guard:
+        if not (report.as_json or opts.guard or opts.interactive):  # -i: its intro
             yours = "" if opts.project else " (temporary; --project DIR uses yours)"
             print(f"project folder (zot's cwd): {opts.project_dir}{yours}")
         process = Process(argv, opts.ext_dir, own_group=not opts.shared_group)

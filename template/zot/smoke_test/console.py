@@ -45,7 +45,8 @@ CONSOLE_HELP = """\
   (a handler that runs one of zot's tools gets smoke.json's "zot_tools"
   answer, or the one you type when asked)
   raw                 show every frame, both ways (again: stop)
-  save [FILE]         add what you tried to smoke.json (or FILE) as cases
+  save [FILE]         add what you tried to smoke.json (or FILE) as cases, each
+                      with the project folder it ran in
   help                this text
   quit                shut it down the way zot does (also ctrl-d)
 In a panel: the arrow keys, enter, tab, home, end, page up/down, backspace,
@@ -97,8 +98,8 @@ class Console:
         self.tty = sys.stdin.isatty()
         self.readline = None
         self.typed: dict = {}  # answers of zot's tools typed here, by tool name
-        # the project each case tried saw, by the case's id()
-        self.projects: dict[int, Snapshot | str] = {}
+        # the project each case tried saw, by the case's id() (None: none)
+        self.projects: dict[int, Snapshot | str | None] = {}
         session.watch = self.watch
         session.ask_answer = self.ask_answer
 
@@ -550,6 +551,7 @@ class Console:
             "tool_args": {"command": command},
             "expect": expect,
         }
+        self.projects[id(case)] = None  # the guard reads the command alone
         self.cases["intercepts"].append(case)
 
     def event(self, rest: str) -> None:
@@ -725,6 +727,7 @@ class Console:
             f"saved {new} case{'s' if new != 1 else ''} to {path}: ./smoke-test checks them now"
         )
         self.cases = {section: [] for section in CASE_KEY}
+        self.projects.clear()
 
 
 def smoke_json_text(data: dict) -> str:
