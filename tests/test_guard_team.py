@@ -165,3 +165,17 @@ def test_the_smoke_test_fails_on_a_rule_id_two_files_use(projects, tmp_path):
     failed = [c for c in checks if c["status"] == "fail"]
     assert [c["check"] for c in failed] == [TEAM], failed
     assert "a second rule with this id (also in zot/guard/guard-rules.json)" in failed[0]["detail"]
+
+
+def test_the_smoke_test_names_a_policy_key_the_guard_does_not_read(projects, tmp_path):
+    project = projects.fresh_copy(tmp_path, "python", ["guard"])
+    with_team(project, "python", {**TEAM_POLICY, "optoin values": {"kubectl": ["-n"]}})
+    write_policy(project, ofF=["git-stash-drop"])
+    checks = json.loads(run(["./smoke-test", "--json", "--no-expect"], project).stdout)["checks"]
+    failed = {c["check"]: c["detail"] for c in checks if c["status"] == "fail"}
+    assert {"guard-policy.json", TEAM} <= set(failed), failed  # and the guard refuses all
+    assert failed["guard-policy.json"].startswith('unknown key "ofF": the guard does not read it')
+    assert failed[TEAM] == (
+        'unknown key "optoin values": the guard does not read it'
+        " (a policy has about, off, rules, lists, option values)"
+    )

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -905,26 +906,102 @@ func loadPolicy() (*policy, error) {
 }
 
 // noEmptyPattern reports a rule or a list of rules file name with an empty
-// pattern, which no two engines would read alike.
-func noEmptyPattern(name string, rules []json.RawMessage, lists map[string][]string) error {
+// pattern, which no two engines would read alike. What is not of its kind is
+// passed over here: it has an error of its own.
+func noEmptyPattern(name string, object map[string]json.RawMessage) error {
+	var rules []json.RawMessage
+	var lists map[string]json.RawMessage
+	_ = json.Unmarshal(object["rules"], &rules)
+	_ = json.Unmarshal(object["lists"], &lists)
+	hasEmpty := func(text json.RawMessage) bool {
+		var patterns []any
+		return json.Unmarshal(text, &patterns) == nil && slices.Contains(patterns, any(""))
+	}
 	for _, text := range rules {
 		var fields map[string]json.RawMessage
 		if json.Unmarshal(text, &fields) != nil {
-			continue // readRule says what is wrong with it
+			continue
 		}
 		for _, value := range fields {
-			var patterns []any
-			if json.Unmarshal(value, &patterns) == nil && slices.Contains(patterns, any("")) {
+			if hasEmpty(value) {
 				return fmt.Errorf("%s has an empty pattern in rule %s", name, fields["id"])
 			}
 		}
 	}
 	for key, list := range lists {
-		if slices.Contains(list, "") {
+		if hasEmpty(list) {
 			return fmt.Errorf("%s has an empty pattern in list %q", name, key)
 		}
 	}
 	return nil
+}
+
+// policyKeys are the keys the guard reads of guard-policy.json; a file it
+// includes has them all but "include" (which has an error of its own there).
+var policyKeys = []string{"about", "include", "lists", "off", "option values", "rules"}
+
+// policyKinds are the keys of a policy whose values have a kind, in the order
+// they are checked: whether a value is of its kind, and the problem if not.
+var policyKinds = []struct {
+	key     string
+	fits    func(any) bool
+	problem string
+}{
+	{"off", isNames, `has an "off" that is not a list of rule ids`},
+	{"rules", isRules, `has "rules" that is not a list of rules`},
+	{"lists", isLists, `has "lists" that is not an object of lists of names`},
+	{"option values", isLists, `has "option values" that is not an object of lists of options`},
+}
+
+// checkPolicy reports a key of policy file name the guard does not read (a
+// misspelt one would leave its part out unseen), or a value not of its key's
+// kind.
+func checkPolicy(name string, object map[string]json.RawMessage) error {
+	for _, key := range slices.Sorted(maps.Keys(object)) {
+		if !slices.Contains(policyKeys, key) {
+			return fmt.Errorf(`%s has a key the guard does not read: "%s"`, name, key)
+		}
+	}
+	for _, kind := range policyKinds {
+		var value any
+		if raw, ok := object[kind.key]; ok && (json.Unmarshal(raw, &value) != nil || !kind.fits(value)) {
+			return fmt.Errorf("%s %s", name, kind.problem)
+		}
+	}
+	return nil
+}
+
+// isNames is whether a JSON value is a list of strings.
+func isNames(value any) bool {
+	list, ok := value.([]any)
+	for _, item := range list {
+		if _, isString := item.(string); !isString {
+			return false
+		}
+	}
+	return ok
+}
+
+// isRules is whether a JSON value is a list of objects.
+func isRules(value any) bool {
+	list, ok := value.([]any)
+	for _, item := range list {
+		if _, isObject := item.(map[string]any); !isObject {
+			return false
+		}
+	}
+	return ok
+}
+
+// isLists is whether a JSON value is an object of lists of strings.
+func isLists(value any) bool {
+	object, ok := value.(map[string]any)
+	for _, list := range object {
+		if !isNames(list) {
+			return false
+		}
+	}
+	return ok
 }
 
 // jsonObject reads a rules file's text; an error names the file.
@@ -979,26 +1056,26 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		return nil, err
 	}
 	var (
-		classes, optionValues map[string][]string
-		wrappers              map[string]map[string]json.RawMessage
-		shells                []string
-		find                  struct {
+		classes  map[string][]string
+		wrappers map[string]map[string]json.RawMessage
+		shells   []string
+		find     struct {
 			NarrowedBy []string `json:"narrowed by"`
 			WidenedBy  []string `json:"widened by"`
 		}
 	)
 	err = errors.Join(
 		field(data, "classes", &classes), field(data, "wrappers", &wrappers), field(data, "shells", &shells),
-		field(data, "option values", &optionValues), field(data, "find", &find),
+		field(data, "find", &find),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("%s has a field of the wrong type (%v)", rulesFile, err)
 	}
-	template, err := readLayer(rulesFile, data)
+	template, err := readLayer(rulesFile, data, false)
 	if err != nil {
 		return nil, err
 	}
-	ownLayer, err := readLayer(policyFile, own)
+	ownLayer, err := readLayer(policyFile, own, true)
 	if err != nil {
 		return nil, err
 	}
@@ -1008,9 +1085,13 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 	}
 	layers := append(append([]layer{template}, included...), ownLayer)
 	lists := map[string][]string{}
-	for _, l := range layers { // a list replaces the one of its name before
+	optionValues := map[string][]string{}
+	for _, l := range layers {
 		for name, list := range l.lists {
-			lists[name] = list
+			lists[name] = list // a list replaces the one of its name before
+		}
+		for name, options := range l.optionValues {
+			optionValues[name] = append(optionValues[name], options...) // these add up
 		}
 	}
 	p := &policy{
@@ -1069,19 +1150,32 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 // layer is what a rules file adds: guard-rules.json, a file guard-policy.json
 // includes, or guard-policy.json.
 type layer struct {
-	off   []string
-	rules []json.RawMessage
-	lists map[string][]string
+	off          []string
+	rules        []json.RawMessage
+	lists        map[string][]string
+	optionValues map[string][]string
 }
 
-// readLayer reads the fields of rules file name that add to the rules.
-func readLayer(name string, object map[string]json.RawMessage) (layer, error) {
+// readLayer reads the fields of rules file name that add to the rules; a
+// policy (guard-policy.json or a file it includes) has no other keys.
+func readLayer(name string, object map[string]json.RawMessage, policy bool) (layer, error) {
 	var l layer
-	err := errors.Join(field(object, "off", &l.off), field(object, "rules", &l.rules), field(object, "lists", &l.lists))
+	if err := noEmptyPattern(name, object); err != nil {
+		return l, err
+	}
+	if policy {
+		if err := checkPolicy(name, object); err != nil {
+			return l, err
+		}
+	}
+	err := errors.Join(
+		field(object, "off", &l.off), field(object, "rules", &l.rules), field(object, "lists", &l.lists),
+		field(object, "option values", &l.optionValues),
+	)
 	if err != nil {
 		return l, fmt.Errorf("%s has a field of the wrong type (%v)", name, err)
 	}
-	return l, noEmptyPattern(name, l.rules, l.lists)
+	return l, nil
 }
 
 // switchedOff is whether a file's "off" names the rule: its own file's or a
@@ -1127,7 +1221,7 @@ func readIncluded(own map[string]json.RawMessage) ([]layer, error) {
 			err := fmt.Errorf(`%s has an "include" of its own (an included file cannot include)`, path)
 			return nil, readError{err, fmt.Sprintf(`move the files %s includes into guard-policy.json's "include"`, path)}
 		}
-		l, err := readLayer(path, object)
+		l, err := readLayer(path, object, true)
 		if err != nil {
 			return nil, readError{err, fmt.Sprintf("fix %s (./smoke-test points at the problem)", path)}
 		}

@@ -629,6 +629,25 @@ def no_empty_pattern($file):
 		| select(.value | empty_in) | "list \(.key | tojson)")) // null) as $bad
 	| if $bad then unusable($file; "has an empty pattern in \($bad)") else . end;
 
+# The policy file $file as it is, or unusable when it has a key the guard
+# does not read (one of $known: {KEY: true}), or a key's value of the wrong type.
+def policy_keys($file; $known):
+	def names: type == "array" and every(.[]; type == "string");
+	def lists: type == "object" and every(.[]; names);
+	(first(keys[] | select($known[.] == null)) // null) as $unknown
+	| if $unknown != null then unusable($file; "has a key the guard does not read: \"\($unknown)\"")
+	elif has("off") and (.off | names | not) then unusable($file; "has an \"off\" that is not a list of rule ids")
+	elif has("rules") and (.rules | type == "array" and every(.[]; type == "object") | not) then
+		unusable($file; "has \"rules\" that is not a list of rules")
+	elif has("lists") and (.lists | lists | not) then
+		unusable($file; "has \"lists\" that is not an object of lists of names")
+	elif has("option values") and (.["option values"] | lists | not) then
+		unusable($file; "has \"option values\" that is not an object of lists of options")
+	else . end;
+
+# The keys a policy file may have (an included one: all but "include").
+def policy_known: {about: true, include: true, lists: true, off: true, "option values": true, rules: true};
+
 # --- Code run by an interpreter ---------------------------------------------------
 #
 # python -c CODE, node -e CODE, perl -e CODE, ruby -e CODE, or a program read
@@ -984,7 +1003,7 @@ def included($named):
 	else [range($paths | length) as $i | $paths[$i] as $path | $named["guard_include_\($i)"] | rules_file($path)
 		| if type != "object" then unusable($path; "does not hold a JSON object")
 		elif has("include") then unusable($path; "has an \"include\" of its own (an included file cannot include)")
-		else no_empty_pattern($path) end] end end;
+		else no_empty_pattern($path) | policy_keys($path; policy_known | del(.include)) end] end end;
 
 # guard-rules.json ($rules) with the changes of the files guard-policy.json
 # ($policy) includes (included, given guard-policy.json) and of guard-policy.json,
@@ -995,7 +1014,7 @@ def guard_policy($rules; $policy; included):
 		| no_empty_pattern("zot/guard/guard-rules.json"))
 	as $data
 	| ($policy | if type == "object" then . else unusable("guard-policy.json"; "does not hold a JSON object") end
-		| no_empty_pattern("guard-policy.json"))
+		| no_empty_pattern("guard-policy.json") | policy_keys("guard-policy.json"; policy_known))
 	as $own
 	| ([$data] + ($own | included) + [$own]) as $layers
 	# a list replaces the one of its name before; a file's off holds for it and those before
@@ -1026,9 +1045,10 @@ def guard_policy($rules; $policy; included):
 		| {parts: (.key | split("*")), options: .value}],
 	   shells: (($data.shells // []) | patterns),
 	   programs: ($data.programs // {} | programs_ready),
-	   # {NAME: {OPTION: true}}: the options of NAME that take the next word
-	   "option values": (($data["option values"] // {})
-		| map_values(as_set)),
+	   # {NAME: {OPTION: true}}: the options of NAME that take the next word,
+	   # from every file (a policy adds to them)
+	   "option values": (reduce ($layers[] | .["option values"] // {} | to_entries[]) as $entry ({};
+		setpath([$entry.key]; (.[$entry.key] // {}) + ($entry.value | as_set)))),
 	   temp: [($classes.temp // [])[] | normal],
 	   # find's tests that narrow what it finds to FOLDER/NAME, and those that undo it
 	   find: ($data.find // {} | {narrowed: .["narrowed by"], widened: .["widened by"]}

@@ -581,6 +581,49 @@ def no_empty_pattern(name: str, data: dict) -> None:
             raise RulesError(name, f"has an empty pattern in {where}", fix)
 
 
+# The keys a policy may have (an included file's "include" is refused first).
+POLICY_KEYS = ("about", "include", "lists", "off", "option values", "rules")
+
+
+def is_names(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def is_lists(value: object) -> bool:
+    return isinstance(value, dict) and all(is_names(v) for v in value.values())
+
+
+def is_rules(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+
+
+# A policy's keys whose values have a kind, in the order they are checked:
+# the key, whether a value is of its kind, and the problem when it is not.
+POLICY_KINDS = (
+    ("off", is_names, 'has an "off" that is not a list of rule ids'),
+    ("rules", is_rules, 'has "rules" that is not a list of rules'),
+    ("lists", is_lists, 'has "lists" that is not an object of lists of names'),
+    (
+        "option values",
+        is_lists,
+        'has "option values" that is not an object of lists of options',
+    ),
+)
+
+
+def policy_keys(name: str, data: dict) -> None:
+    """RulesError when policy file `name` has a key the guard does not read (a
+    misspelt one would be left out unseen), or a value not of its key's kind."""
+    fix = f"fix {name} (./smoke-test points at the problem)"
+    unknown = sorted(key for key in data if key not in POLICY_KEYS)
+    if unknown:
+        problem = f'has a key the guard does not read: "{unknown[0]}"'
+        raise RulesError(name, problem, fix)
+    for key, fits_key, problem in POLICY_KINDS:
+        if key in data and not fits_key(data[key]):
+            raise RulesError(name, problem, fix)
+
+
 def included(own: dict) -> list:
     """The team's policy files guard-policy.json names in "include", in order."""
     paths = [] if own.get("include") is None else own["include"]
@@ -603,6 +646,7 @@ def included(own: dict) -> list:
             fix = f'move the files {path} includes into guard-policy.json\'s "include"'
             raise RulesError(path, problem, fix)
         no_empty_pattern(path, data)
+        policy_keys(path, data)
         layers.append(data)
     return layers
 
@@ -617,6 +661,7 @@ def policy() -> dict:
     own = load_json("guard-policy.json")
     no_empty_pattern(RULES_FILE, data)
     no_empty_pattern("guard-policy.json", own)
+    policy_keys("guard-policy.json", own)
     return combined([data, *included(own), own])
 
 
@@ -650,10 +695,20 @@ def combined(layers: list) -> dict:
         for key, value in list(rule.items()):
             if isinstance(value, list):
                 rule[key] = expand(value)
+    # each command's options that take a value: a policy adds to them
+    option_values: dict[str, list] = {}
+    for layer in layers:
+        for name, options in layer.get("option values", {}).items():
+            option_values.setdefault(name, []).extend(options)
     # the names of the interpreters whose programs are read
     languages = data.get("programs", {}).get("languages", {})
     names = [n for g in GRAMMARS for n in languages.get(g, {}).get("names", [])]
-    return {**data, "rules": rules, "program names": names}
+    return {
+        **data,
+        "rules": rules,
+        "option values": option_values,
+        "program names": names,
+    }
 
 
 def matches(word: str, patterns: list) -> bool:

@@ -722,11 +722,12 @@ let loaded: Policy | undefined;
 /** A RulesError when a rule or a list of rules file `name` has an empty
  * pattern, which no two engines would read alike. */
 function noEmptyPattern(name: string, data: RulesFile): void {
-  const rules = Array.isArray(data.rules) ? data.rules : [];
+  const rules: unknown[] = Array.isArray(data.rules) ? data.rules : [];
   const groups: [string, unknown[]][] = rules
-    .filter((rule) => typeof rule === "object" && rule !== null)
+    .filter(isObject)
     .map((rule) => [`rule ${JSON.stringify(rule.id)}`, Object.values(rule)]);
-  for (const [key, value] of Object.entries(data.lists ?? {})) {
+  const lists: unknown = data.lists;
+  for (const [key, value] of Object.entries(isObject(lists) ? lists : {})) {
     groups.push([`list ${JSON.stringify(key)}`, [value]]);
   }
   for (const [where, values] of groups) {
@@ -763,20 +764,77 @@ function included(own: RulesFile): RulesFile[] {
       throw new RulesError(path, problem, fix);
     }
     noEmptyPattern(path, data);
+    policyKeys(path, data, INCLUDED_KEYS);
     return data;
   });
 }
 
+// The keys the guard reads in an included file, and in guard-policy.json.
+const INCLUDED_KEYS = ["about", "lists", "off", "option values", "rules"];
+const POLICY_KEYS = ["include", ...INCLUDED_KEYS];
+
+/** A RulesError when policy file `name` has a key not in `keys`, or a key
+ * whose value is not what the guard reads there. */
+function policyKeys(name: string, data: RulesFile, keys: string[]): void {
+  const fix = `fix ${name} (./smoke-test points at the problem)`;
+  const unknown = Object.keys(data).filter((key) => !keys.includes(key));
+  if (unknown.length) {
+    const key = unknown.sort(byCodePoint)[0];
+    const problem = `has a key the guard does not read: "${key}"`;
+    throw new RulesError(name, problem, fix);
+  }
+  const isNames = (value: unknown) =>
+    Array.isArray(value) && value.every((item) => typeof item === "string");
+  const isLists = (value: unknown) =>
+    isObject(value) && Object.values(value).every(isNames);
+  const checks: [string, (value: unknown) => boolean, string][] = [
+    ["off", isNames, `has an "off" that is not a list of rule ids`],
+    [
+      "rules",
+      (value) => Array.isArray(value) && value.every(isObject),
+      `has "rules" that is not a list of rules`,
+    ],
+    ["lists", isLists, `has "lists" that is not an object of lists of names`],
+    [
+      "option values",
+      isLists,
+      `has "option values" that is not an object of lists of options`,
+    ],
+  ];
+  const values = data as Record<string, unknown>;
+  for (const [key, holds, problem] of checks) {
+    if (Object.hasOwn(values, key) && !holds(values[key])) {
+      throw new RulesError(name, problem, fix);
+    }
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The order of code points (that of UTF-8 bytes), not of UTF-16 units. */
+function byCodePoint(a: string, b: string): number {
+  const [x, y] = [[...a], [...b]];
+  for (let i = 0; i < x.length && i < y.length; i++) {
+    const difference = x[i].codePointAt(0)! - y[i].codePointAt(0)!;
+    if (difference) return difference;
+  }
+  return x.length - y.length;
+}
+
 /** guard-rules.json, then each file guard-policy.json includes, then
  * guard-policy.json: read on first use. Rules are asked in that order, a list
- * replaces the one of its name from the files before, and "off" switches
- * rules of its file and the files before off. */
+ * replaces the one of its name from the files before, "off" switches rules
+ * of its file and the files before off, and "option values" add to those of
+ * the files before. */
 function policy(): Policy {
   if (loaded) return loaded;
   const data = loadJson(RULES_FILE);
   const own = loadJson("guard-policy.json");
   noEmptyPattern(RULES_FILE, data);
   noEmptyPattern("guard-policy.json", own);
+  policyKeys("guard-policy.json", own, POLICY_KEYS);
   loaded = combined([data, ...included(own), own]);
   return loaded;
 }
@@ -816,6 +874,14 @@ function combined(layers: RulesFile[]): Policy {
       );
       return Object.fromEntries(fields) as Rule;
     });
+  // A command's options that take a value: those of every file, in order.
+  const optionValues = new Map<string, string[]>();
+  for (const layer of layers) {
+    const values = layer["option values"] ?? {};
+    for (const [name, options] of Object.entries(values)) {
+      optionValues.set(name, [...(optionValues.get(name) ?? []), ...options]);
+    }
+  }
   const classes = data.classes ?? {};
   return {
     rules,
@@ -826,7 +892,7 @@ function combined(layers: RulesFile[]): Policy {
     wrappers: new Map(Object.entries(data.wrappers ?? {})),
     code: new Map(Object.entries(data.code ?? {})),
     shells: data.shells ?? [],
-    optionValues: new Map(Object.entries(data["option values"] ?? {})),
+    optionValues,
     byCommand: new Map(),
     find: data.find ?? {},
     programs: data.programs ?? {},

@@ -84,6 +84,95 @@ func TestGuardJudgesOnlyBashCommandLines(t *testing.T) {
 	}
 }
 
+// policyRefusal is the refusal of every command under guard-policy.json
+// text policy, or nil when the guard can use it.
+func policyRefusal(policy string) *Refusal {
+	if _, err := readPolicy(rulesJSON, []byte(policy)); err != nil {
+		return unusableRules(err)
+	}
+	return nil
+}
+
+func TestGuardRefusesAPolicyWithAKeyItDoesNotReadOrOfTheWrongKind(t *testing.T) {
+	cases := map[string]string{
+		`{"optoin values": {}, "ofF": [], "about": "x"}`: `has a key the guard does not read: "ofF"`,
+		`{"off": "git-stash-drop"}`:                      `has an "off" that is not a list of rule ids`,
+		`{"off": null}`:                                  `has an "off" that is not a list of rule ids`,
+		`{"off": ["x", 1]}`:                              `has an "off" that is not a list of rule ids`,
+		`{"rules": [{"id": "x"}, "y"]}`:                  `has "rules" that is not a list of rules`,
+		`{"lists": {"network": "curl"}}`:                 `has "lists" that is not an object of lists of names`,
+		`{"lists": [], "off": 1}`:                        `has an "off" that is not a list of rule ids`,
+		`{"option values": {"kubectl": ["-n", null]}}`:   `has "option values" that is not an object of lists of options`,
+		`{"lists": {"a": ["", 1]}}`:                      `has an empty pattern in list "a"`,
+	}
+	for policy, problem := range cases {
+		refusal := policyRefusal(policy)
+		want := Refusal{
+			"unreadable-rules", "guard-policy.json " + problem + ", so the guard refuses every command",
+			"fix guard-policy.json (./smoke-test points at the problem)",
+		}
+		if refusal == nil || *refusal != want {
+			t.Errorf("%s: %+v, want %+v", policy, refusal, want)
+		}
+	}
+	every := `{"about": 1, "include": [], "lists": {}, "off": [], "option values": {}, "rules": []}`
+	if refusal := policyRefusal(every); refusal != nil {
+		t.Errorf("a policy with every key: %+v", refusal)
+	}
+}
+
+func TestGuardRefusesAnIncludedFileWithAKeyItDoesNotRead(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("team.json", []byte(`{"include": 1, "optoin values": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refusal := policyRefusal(`{"include": ["team.json"]}`)
+	if refusal == nil || !strings.HasPrefix(refusal.Reason, `team.json has an "include" of its own`) {
+		t.Errorf("an include of its own comes first: %+v", refusal)
+	}
+	if err := os.WriteFile("team.json", []byte(`{"optoin values": {}, "rules": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := Refusal{
+		"unreadable-rules",
+		`team.json has a key the guard does not read: "optoin values", so the guard refuses every command`,
+		"fix team.json (./smoke-test points at the problem)",
+	}
+	if refusal := policyRefusal(`{"include": ["team.json"]}`); refusal == nil || *refusal != want {
+		t.Errorf("%+v, want %+v", refusal, want)
+	}
+}
+
+func TestGuardPolicyOptionValuesAddToTheTemplates(t *testing.T) {
+	t.Chdir(t.TempDir())
+	team := `{"option values": {"mycli": ["--region"]}}`
+	if err := os.WriteFile("team.json", []byte(team), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rule := `{"id": "no-drop", "command": ["mycli"], "subcommand": ["drop"], "reason": "r", "instead": "i"}`
+	cases := []struct {
+		optionValues, command string
+		refused               bool
+	}{
+		{`{}`, "mycli drop x", true},
+		{`{}`, "mycli --env prod drop x", false},
+		{`{"mycli": ["--env"]}`, "mycli --env prod drop x", true},
+		{`{"mycli": ["--env"]}`, "mycli --env prod --region eu drop x", true},
+		{`{"mycli": ["--env"]}`, "mycli --env prod --zone eu drop x", false},
+	}
+	for _, c := range cases {
+		policy := fmt.Sprintf(`{"include": ["team.json"], "rules": [%s], "option values": %s}`, rule, c.optionValues)
+		p, err := readPolicy(rulesJSON, []byte(policy))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refusal := newChecker(p, "/home/user/project").check(c.command, 0, nil, 0, false)
+		if (refusal != nil) != c.refused || c.refused && refusal.Rule != "no-drop" {
+			t.Errorf("%s with %s: %+v, want refused %v", c.command, c.optionValues, refusal, c.refused)
+		}
+	}
+}
+
 // BenchmarkGuard4KiB times one decision on 4 KiB commands the guard allows
 // (go test -bench Guard ./zot/guard): a build script, and ~200 short commands.
 func BenchmarkGuard4KiB(b *testing.B) {

@@ -247,8 +247,11 @@ def rules_problems(
         return [problem]
     problems = []
     lists = data.get("lists", {})
-    if not isinstance(lists, dict):
-        return ["lists must be an object of lists"]
+    if not isinstance(lists, dict) or not all(
+        isinstance(v, list) and all(isinstance(n, str) for n in v)
+        for v in lists.values()
+    ):
+        return ["lists must be an object of lists of names"]
     lists = {**dict.fromkeys(known_lists or ()), **lists}
     earlier = earlier or {}
     problems += [
@@ -258,6 +261,12 @@ def rules_problems(
     ]
     if not isinstance(data.get("off", []), list):
         problems.append("off must be a list of rule ids")
+    values = data.get("option values", {})
+    if not isinstance(values, dict) or not all(
+        isinstance(v, list) and all(isinstance(o, str) for o in v)
+        for v in values.values()
+    ):
+        problems.append('"option values" must map commands to lists of options')
     rules = data.get("rules", [])
     if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
         return [*problems, "rules must be a list of objects"]

@@ -65,6 +65,8 @@ OLD_HOST_FALLBACK = (
 LATE_RESULT = 1.0
 STOP_GRACE = 2.0
 POLL = 0.03  # how often /proc is looked at meanwhile
+# What the guard reads of guard-policy.json (a file it includes: not include).
+POLICY_KEYS = ("about", "off", "rules", "lists", "option values", "include")
 
 
 class Session(Wire):
@@ -683,6 +685,14 @@ class Session(Wire):
                 )
             if name == names[1]:
                 problems += include_problems
+            if name != RULES_FILE:  # a policy's keys: a misspelt one leaves it out
+                known = POLICY_KEYS if name == names[1] else POLICY_KEYS[:-1]
+                problems += [
+                    f"unknown key {q(key)}: the guard does not read it"
+                    f" (a policy has {', '.join(known)})"
+                    for key in data
+                    if key not in known
+                ]
             self.report.verdict(name, problems, "rules well formed")
             rules = data.get("rules")
             for rule in rules if isinstance(rules, list) else []:
