@@ -574,7 +574,7 @@ class Console:
             )
         case: dict = {"event": name, "fields": fields}
         self.projects[id(case)] = self.project()
-        sizes, notes = self.data_sizes(), len(s.noted)
+        sizes, notes = s.data_sizes(), len(s.noted)
         s.send({**event_frame(name, s.opts.project_dir, s.opts.old_host), **fields})
         s.pump(0.3)
         self.show_written(sizes)
@@ -654,17 +654,9 @@ class Console:
         self.projects[id(case)] = project
         self.cases["intercepts"].append(case)
 
-    def data_sizes(self) -> dict[str, int]:
-        folder = self.session.opts.data_dir
-        return {
-            name: os.path.getsize(os.path.join(folder, name))
-            for name in os.listdir(folder)
-            if os.path.isfile(os.path.join(folder, name))
-        }
-
     def show_written(self, before: dict[str, int]) -> None:
         """What the extension appended to files in its data folder (an audit log)."""
-        for name, size in self.data_sizes().items():
+        for name, size in self.session.data_sizes().items():
             if size > before.get(name, 0):
                 with open(os.path.join(self.session.opts.data_dir, name), "rb") as fh:
                     fh.seek(before.get(name, 0))

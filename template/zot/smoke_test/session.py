@@ -285,15 +285,19 @@ class Session(Wire):
 
     # what any case may leave behind -------------------------------------------------
 
-    def effects_mark(self) -> tuple[int, int, int, dict[str, int]]:
-        """Where the notes, the submitted prompts, stderr and the files of
-        zot's data folder stand now."""
+    def data_sizes(self) -> dict[str, int]:
+        """The size of each file in zot's data folder."""
         folder = self.opts.data_dir
-        sizes = {
+        return {
             name: os.path.getsize(os.path.join(folder, name))
             for name in os.listdir(folder)
             if os.path.isfile(os.path.join(folder, name))
         }
+
+    def effects_mark(self) -> tuple[int, int, int, dict[str, int]]:
+        """Where the notes, the submitted prompts, stderr and the files of
+        zot's data folder stand now."""
+        sizes = self.data_sizes()
         return len(self.noted), len(self.submitted), self.process.stderr_size(), sizes
 
     def effect_expectations(self, mark: tuple, expect: dict) -> list[str]:
