@@ -37,7 +37,9 @@ r''m '-rf' "-r" # \\ $'x' ${x:-a} -bx -qbx -B switch --discard-changes worktree 
 HEAD~1 src/ a.py .env __pycache__ -type -iname -o -not , g g() f() (f) export declare -fx
 --pathspec-from-file=x parallel ::: :::: :::+ {.} {/} {//} {/.} {#} {1} -j4 -q -i -J % --replace
 --replace=@ -I -P -S -C - --chdir=/ --split-string=rm -u --unset=X $'\\x72\\x6d' $'\\057' $"rm"
-$'\\' "$(cat <<EOF )" <<<"""
+$'\\' "$(cat <<EOF )" <<<
+$(( )) ${x:- $[ "$@" $@ $1 ${1} cmd=rm c='rm -rf ~' $cmd ${c} "${c[@]}" a=( local
+echo -e printf '%s\\n' terraform -destroy --destroy -chdir=/ --conflict go vet"""
 WORDS = WORDS_TEXT.split()
 # Characters on which regex engines disagree when a pattern is careless.
 ODD = [

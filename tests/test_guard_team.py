@@ -170,12 +170,21 @@ def test_the_smoke_test_fails_on_a_rule_id_two_files_use(projects, tmp_path):
 def test_the_smoke_test_names_a_policy_key_the_guard_does_not_read(projects, tmp_path):
     project = projects.fresh_copy(tmp_path, "python", ["guard"])
     with_team(project, "python", {**TEAM_POLICY, "optoin values": {"kubectl": ["-n"]}})
-    write_policy(project, ofF=["git-stash-drop"])
+    write_policy(project, ofF=["git-stash-drop"], wrappers={"firejail": {"argz": 1}})
     checks = json.loads(run(["./smoke-test", "--json", "--no-expect"], project).stdout)["checks"]
     failed = {c["check"]: c["detail"] for c in checks if c["status"] == "fail"}
     assert {"guard-policy.json", TEAM} <= set(failed), failed  # and the guard refuses all
     assert failed["guard-policy.json"].startswith('unknown key "ofF": the guard does not read it')
-    assert failed[TEAM] == (
-        'unknown key "optoin values": the guard does not read it'
-        " (a policy has about, off, rules, lists, option values)"
+    assert failed["guard-policy.json"].endswith(
+        '; "wrappers/firejail/argz": the guard does not read it'
     )
+    assert failed[TEAM] == (
+        'unknown key "optoin values": the guard does not read it (a policy has about,'
+        " off, rules, lists, option values, classes, code, find, one dash or two,"
+        " programs, shells, wrappers)"
+    )
+    # one line for the cases, which an unusable policy cannot judge
+    checks = json.loads(run(["./smoke-test", "--json"], project).stdout)["checks"]
+    cases = [c for c in checks if c["check"].startswith("guard-cases.json")]
+    assert [(c["status"], c["check"]) for c in cases] == [("fail", "guard-cases.json")]
+    assert cases[0]["detail"].startswith("not judged: refused by")

@@ -10,11 +10,13 @@
 package guard
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -41,6 +43,13 @@ const (
 	input = "${:input}"
 	// parallel runs at most this many values one by one; more count as unknown.
 	maxValues = 64
+	// At most this many words of commands are judged again in one decision,
+	// with a variable's value or a call's arguments in place ($cmd, f() {
+	// "$@"; }).
+	maxAgain = 4096
+	// What a shell reads in a word other than its text: parallel's command
+	// words with one of these are judged as words too (as -q keeps them).
+	quotedChars = " \t\n'\"\\$`|&;<>()"
 )
 
 var (
@@ -66,6 +75,11 @@ var (
 		"too-long",
 		fmt.Sprintf("a command of over %d characters, too long to check", maxCommand),
 		"split it up, or write long text to a file with the write tool",
+	}
+	tooManyAgain = &Refusal{
+		"too-many-calls",
+		fmt.Sprintf("more than %d words of commands run through variables or function arguments, too many to check", maxAgain),
+		"write the script to a file and run that",
 	}
 	tooDeep = &Refusal{
 		"too-deep",
@@ -263,9 +277,13 @@ type parser struct {
 	braces    int     // the { read and not yet closed by a }
 }
 
-func (p *parser) peek() string {
-	if p.i < len(p.tokens) {
-		return p.tokens[p.i]
+func (p *parser) peek() string { return p.peekAhead(0) }
+
+// peekAhead returns the token ahead of the current one by ahead ("" past
+// the end).
+func (p *parser) peekAhead(ahead int) string {
+	if at := p.i + ahead; at < len(p.tokens) {
+		return p.tokens[at]
 	}
 	return ""
 }
@@ -596,6 +614,40 @@ func (w *wordParts) add(part string) {
 	w.last = part
 }
 
+// expansion returns the text of ${...} (end "}") or $((...)) (end ")", after
+// its "(("), up to its end; the $(...) and `...` in it run: their commands go
+// to command.subs.
+func (p *parser) expansion(command *simple, end string) string {
+	start, depth := p.i, 0
+scan:
+	for p.i < len(p.tokens) {
+		token := p.tokens[p.i]
+		p.i++
+		switch {
+		case token == "$" && p.peek() == "(" && p.peekAhead(1) != "(":
+			p.i++
+			command.subs = append(command.subs, p.parse(")")...)
+		case token == "`":
+			command.subs = append(command.subs, p.parse("`")...)
+		case token == `\`:
+			p.i++
+		case end == "}" && strings.Contains(token, "}"):
+			break scan
+		case end == ")" && token == "(":
+			depth++
+		case end == ")" && token == ")":
+			if depth == 0 {
+				if p.peek() == ")" {
+					p.i++
+				}
+				break scan
+			}
+			depth--
+		}
+	}
+	return strings.Join(p.tokens[start:min(p.i, len(p.tokens))], "")
+}
+
 // rawUntil returns the text up to the token end (taken too), as it stands.
 func (p *parser) rawUntil(end string) string {
 	start := p.i
@@ -642,12 +694,9 @@ func (p *parser) dollar(parts *wordParts, command *simple) {
 	switch {
 	case following == "(":
 		p.i++
-		if p.peek() == "(" { // $(( arithmetic )): no command in it
+		if p.peek() == "(" { // $(( arithmetic )): a number
 			p.i++
-			p.rawUntil(")")
-			if p.peek() == ")" {
-				p.i++
-			}
+			p.expansion(command, ")")
 			parts.add("$((0))")
 		} else {
 			inner := p.parse(")")
@@ -655,12 +704,7 @@ func (p *parser) dollar(parts *wordParts, command *simple) {
 			parts.add(heredocText(inner))
 		}
 	case strings.HasPrefix(following, "{"): // ${...} as written, up to its }
-		start := p.i
-		for p.i < len(p.tokens) && !strings.Contains(p.tokens[p.i], "}") {
-			p.i++
-		}
-		p.i++
-		parts.add("$" + strings.Join(p.tokens[start:min(p.i, len(p.tokens))], ""))
+		parts.add("$" + p.expansion(command, "}"))
 	case following == "'": // $'...': escapes decoded as bash does
 		p.i++
 		start := p.i
@@ -835,6 +879,9 @@ type rule struct {
 	defaultTarget *string
 	forkBomb      bool
 	codeFromInput bool
+	// long: the rule with its options spelt with two dashes, for a program
+	// whose options take one dash or two alike
+	long *rule
 }
 
 type wrapper struct {
@@ -852,6 +899,7 @@ type wrapperValues struct {
 	Chdir       []string          `json:"chdir"`        // env -C DIR
 	SplitString []string          `json:"split string"` // env -S STRING
 	Replace     map[string]string `json:"replace"`      // xargs -I R, -i: {}
+	InputFile   []string          `json:"input file"`   // xargs -a FILE
 }
 
 // codeOptions are the options after which an interpreter takes its code.
@@ -864,13 +912,15 @@ type codeOptions struct {
 // includes and of guard-policy.json.
 type policy struct {
 	rules        []*rule
-	byCommand    map[string][]*rule // the rules that ask about a name
+	byCommand    map[string]commandRules // the rules that ask about a name
 	cacheLock    sync.Mutex
 	wrappers     map[string]wrapper
 	code         map[string][]string
 	wildCode     []codeOptions // the keys of "code" with a *, in order
 	shells       *patterns
 	optionValues map[string]*patterns
+	oneDashOrTwo *patterns            // programs whose options take one dash or two alike
+	longValues   map[string]*patterns // optionValues spelt with two dashes, for those
 	temp         [][]string
 	devices      *patterns
 	secrets      *patterns
@@ -938,7 +988,22 @@ func noEmptyPattern(name string, object map[string]json.RawMessage) error {
 
 // policyKeys are the keys the guard reads of guard-policy.json; a file it
 // includes has them all but "include" (which has an error of its own there).
-var policyKeys = []string{"about", "include", "lists", "off", "option values", "rules"}
+var policyKeys = append([]string{"about", "include", "lists", "off", "option values", "rules"}, addsTo...)
+
+// addsTo are the keys of guard-rules.json a policy adds to: objects merged
+// name by name, lists extended ("lists" and "option values" are read on
+// their own).
+var addsTo = []string{"classes", "code", "find", "one dash or two", "programs", "shells", "wrappers"}
+
+// newEntry is what a policy's new entry of "code" or "wrappers" may hold (a
+// wrapper of the template's may hold these too).
+var newEntry = map[string]any{
+	"code": []any{},
+	"wrappers": map[string]any{
+		"options with value": []any{}, "bare options": []any{}, "args": json.Number("0"),
+		"assignments": false, "adds args": false,
+	},
+}
 
 // policyKinds are the keys of a policy whose values have a kind, in the order
 // they are checked: whether a value is of its kind, and the problem if not.
@@ -955,8 +1020,8 @@ var policyKinds = []struct {
 
 // checkPolicy reports a key of policy file name the guard does not read (a
 // misspelt one would leave its part out unseen), or a value not of its key's
-// kind.
-func checkPolicy(name string, object map[string]json.RawMessage) error {
+// kind (for what it adds to guard-rules.json, template: the kind there).
+func checkPolicy(name string, object, template map[string]json.RawMessage) error {
 	for _, key := range slices.Sorted(maps.Keys(object)) {
 		if !slices.Contains(policyKeys, key) {
 			return fmt.Errorf(`%s has a key the guard does not read: "%s"`, name, key)
@@ -968,7 +1033,176 @@ func checkPolicy(name string, object map[string]json.RawMessage) error {
 			return fmt.Errorf("%s %s", name, kind.problem)
 		}
 	}
+	for _, key := range addsTo {
+		raw, ok := object[key]
+		if !ok {
+			continue
+		}
+		var form any = map[string]any{}
+		if key == "one dash or two" {
+			form = []any{}
+		}
+		if known, ok := template[key]; ok {
+			form = jsonValue(known)
+		}
+		if key == "programs" { // only its languages' lists: "runs", ...
+			fields, _ := form.(map[string]any)
+			languages, ok := fields["languages"]
+			if !ok {
+				languages = map[string]any{}
+			}
+			form = map[string]any{"languages": languages}
+		}
+		if problem := formProblem(form, jsonValue(raw), key, newEntry[key]); problem != "" {
+			return fmt.Errorf("%s %s", name, problem)
+		}
+	}
 	return nil
+}
+
+// jsonValue is a JSON text's value, numbers as written (json.Number).
+func jsonValue(text json.RawMessage) any {
+	decoder := json.NewDecoder(bytes.NewReader(text))
+	decoder.UseNumber()
+	var value any
+	_ = decoder.Decode(&value) // the text is a part of an object read
+	return value
+}
+
+// formProblem is what is wrong with a policy's value at where (keys joined
+// by /), where guard-rules.json has form; a new name may be given when entry
+// (the form of one) is: "" if nothing is.
+func formProblem(form, value any, where string, entry any) string {
+	switch form.(type) {
+	case []any:
+		if isNames(value) {
+			return ""
+		}
+		return fmt.Sprintf(`has "%s" that is not a list of names`, where)
+	case bool:
+		if _, ok := value.(bool); ok {
+			return ""
+		}
+		return fmt.Sprintf(`has "%s" that is not true or false`, where)
+	case json.Number:
+		if isCount(value) {
+			return ""
+		}
+		return fmt.Sprintf(`has "%s" that is not a whole number from 0 to 100`, where)
+	case string:
+		if _, ok := value.(string); ok {
+			return ""
+		}
+		return fmt.Sprintf(`has "%s" that is not a text`, where)
+	}
+	object, ok := value.(map[string]any)
+	if !ok {
+		return fmt.Sprintf(`has "%s" that is not an object`, where)
+	}
+	forms, _ := form.(map[string]any)
+	for _, key := range slices.Sorted(maps.Keys(object)) {
+		known := forms[key]
+		entryFields, entryIsObject := entry.(map[string]any)
+		if knownFields, knownIsObject := known.(map[string]any); entryIsObject && knownIsObject {
+			known = mergedFields(entryFields, knownFields)
+		} else if known == nil {
+			known = entry
+		}
+		if known == nil {
+			return fmt.Sprintf(`has a key the guard does not read: "%s/%s"`, where, key)
+		}
+		if problem := formProblem(known, object[key], where+"/"+key, nil); problem != "" {
+			return problem
+		}
+	}
+	return ""
+}
+
+// mergedFields is base's fields with more's in their place.
+func mergedFields(base, more map[string]any) map[string]any {
+	out := maps.Clone(base)
+	maps.Copy(out, more)
+	return out
+}
+
+// isCount is whether a JSON value is a whole number from 0 to 100 (1.0 is
+// one): how many words to pass.
+func isCount(value any) bool {
+	number, ok := value.(json.Number)
+	if !ok {
+		return false
+	}
+	n, _ := number.Float64() // out of range: ±Inf
+	return 0 <= n && n <= 100 && n == math.Trunc(n)
+}
+
+// added returns a policy's value added to the one before (JSON texts; base
+// nil when there is none): objects merged name by name, lists extended;
+// anything else replaces.
+func added(base, more json.RawMessage) json.RawMessage {
+	switch kind := jsonKind(base); {
+	case kind == '{' && jsonKind(more) == '{':
+		baseKeys, baseFields := jsonFields(base)
+		moreKeys, moreFields := jsonFields(more)
+		out := []byte{'{'}
+		for _, key := range moreKeys {
+			if _, ok := baseFields[key]; !ok {
+				baseKeys = append(baseKeys, key) // a new name comes last
+			}
+		}
+		for k, key := range baseKeys {
+			if k > 0 {
+				out = append(out, ',')
+			}
+			name, _ := json.Marshal(key)
+			out = append(append(out, name...), ':')
+			value := baseFields[key]
+			if more, ok := moreFields[key]; ok {
+				value = added(baseFields[key], more)
+			}
+			out = append(out, value...)
+		}
+		return append(out, '}')
+	case kind == '[' && jsonKind(more) == '[':
+		var baseItems, moreItems []json.RawMessage
+		_ = json.Unmarshal(base, &baseItems)
+		_ = json.Unmarshal(more, &moreItems)
+		out, _ := json.Marshal(append(baseItems, moreItems...))
+		return out
+	}
+	return more
+}
+
+// jsonKind is the first character of a JSON text: { an object, [ a list.
+func jsonKind(text json.RawMessage) byte {
+	if text = bytes.TrimLeft(text, " \t\r\n"); len(text) > 0 {
+		return text[0]
+	}
+	return 0
+}
+
+// jsonFields returns a JSON object's keys, in order, and its fields.
+func jsonFields(text json.RawMessage) ([]string, map[string]json.RawMessage) {
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(text, &fields)
+	keys := make([]string, 0, len(fields))
+	seen := map[string]bool{}
+	decoder := json.NewDecoder(bytes.NewReader(text))
+	if _, err := decoder.Token(); err != nil { // {
+		return keys, fields
+	}
+	for decoder.More() {
+		key, err := decoder.Token()
+		var value json.RawMessage
+		if err != nil || decoder.Decode(&value) != nil {
+			break
+		}
+		if name := key.(string); !seen[name] {
+			seen[name] = true
+			keys = append(keys, name)
+		}
+	}
+	return keys, fields
 }
 
 // isNames is whether a JSON value is a list of strings.
@@ -1055,35 +1289,42 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	template, err := readLayer(rulesFile, data, nil)
+	if err != nil {
+		return nil, err
+	}
+	ownLayer, err := readLayer(policyFile, own, data)
+	if err != nil {
+		return nil, err
+	}
+	included, err := readIncluded(own, data)
+	if err != nil {
+		return nil, err
+	}
+	layers := append(append([]layer{template}, included...), ownLayer)
+	data = maps.Clone(data)
+	for _, l := range layers[1:] {
+		for key, value := range l.adds {
+			data[key] = added(data[key], value)
+		}
+	}
 	var (
-		classes  map[string][]string
-		wrappers map[string]map[string]json.RawMessage
-		shells   []string
-		find     struct {
+		classes      map[string][]string
+		wrappers     map[string]map[string]json.RawMessage
+		shells       []string
+		oneDashOrTwo []string
+		find         struct {
 			NarrowedBy []string `json:"narrowed by"`
 			WidenedBy  []string `json:"widened by"`
 		}
 	)
 	err = errors.Join(
 		field(data, "classes", &classes), field(data, "wrappers", &wrappers), field(data, "shells", &shells),
-		field(data, "find", &find),
+		field(data, "find", &find), field(data, "one dash or two", &oneDashOrTwo),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("%s has a field of the wrong type (%v)", rulesFile, err)
 	}
-	template, err := readLayer(rulesFile, data, false)
-	if err != nil {
-		return nil, err
-	}
-	ownLayer, err := readLayer(policyFile, own, true)
-	if err != nil {
-		return nil, err
-	}
-	included, err := readIncluded(own)
-	if err != nil {
-		return nil, err
-	}
-	layers := append(append([]layer{template}, included...), ownLayer)
 	lists := map[string][]string{}
 	optionValues := map[string][]string{}
 	for _, l := range layers {
@@ -1095,11 +1336,13 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 		}
 	}
 	p := &policy{
-		byCommand:    map[string][]*rule{},
+		byCommand:    map[string]commandRules{},
 		wrappers:     map[string]wrapper{},
 		code:         map[string][]string{},
 		shells:       newPatterns(shells),
 		optionValues: map[string]*patterns{},
+		oneDashOrTwo: newPatterns(oneDashOrTwo),
+		longValues:   map[string]*patterns{},
 		devices:      newPatterns(classes["device"]),
 		secrets:      newPatterns(classes["secret"]),
 		notSecrets:   newPatterns(classes["not secret"]),
@@ -1113,6 +1356,7 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 				return nil, err
 			}
 			if !switchedOff(r.id, layers[i:]) {
+				r.long = longRule(r)
 				p.rules = append(p.rules, r)
 			}
 		}
@@ -1120,9 +1364,10 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 	for name, fields := range wrappers {
 		var w wrapper
 		var withValue []string
+		var args float64 // 1.0 is one
 		err := errors.Join(
 			field(fields, "options with value", &withValue), field(fields, "assignments", &w.assignments),
-			field(fields, "args", &w.args), field(fields, "adds args", &w.addsArgs),
+			field(fields, "args", &args), field(fields, "adds args", &w.addsArgs),
 			field(fields, "bare options", &w.bare), field(fields, "values", &w.values),
 			field(fields, "value lists", &w.valueLists),
 		)
@@ -1130,6 +1375,7 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 			return nil, fmt.Errorf("wrapper %s: %w", name, err)
 		}
 		w.withValue = newPatterns(withValue)
+		w.args = int(args)
 		p.wrappers[name] = w
 	}
 	if err := p.readCode(data["code"]); err != nil {
@@ -1140,6 +1386,7 @@ func readPolicy(rulesText, policyText []byte) (*policy, error) {
 	}
 	for name, list := range optionValues {
 		p.optionValues[name] = newPatterns(list)
+		p.longValues[name] = newPatterns(twoDashed(list))
 	}
 	for _, folder := range classes["temp"] {
 		p.temp = append(p.temp, normal(folder))
@@ -1154,18 +1401,25 @@ type layer struct {
 	rules        []json.RawMessage
 	lists        map[string][]string
 	optionValues map[string][]string
+	adds         map[string]json.RawMessage // what it adds to guard-rules.json's keys (addsTo)
 }
 
 // readLayer reads the fields of rules file name that add to the rules; a
-// policy (guard-policy.json or a file it includes) has no other keys.
-func readLayer(name string, object map[string]json.RawMessage, policy bool) (layer, error) {
-	var l layer
+// policy (guard-policy.json or a file it includes; template: the object of
+// guard-rules.json, nil for guard-rules.json itself) has no other keys.
+func readLayer(name string, object, template map[string]json.RawMessage) (layer, error) {
+	l := layer{adds: map[string]json.RawMessage{}}
 	if err := noEmptyPattern(name, object); err != nil {
 		return l, err
 	}
-	if policy {
-		if err := checkPolicy(name, object); err != nil {
+	if template != nil {
+		if err := checkPolicy(name, object, template); err != nil {
 			return l, err
+		}
+	}
+	for _, key := range addsTo {
+		if value, ok := object[key]; ok {
+			l.adds[key] = value
 		}
 	}
 	err := errors.Join(
@@ -1201,14 +1455,16 @@ type readError struct {
 // "include", in order. They are not built in: they are read when the guard
 // loads its rules, relative to the working directory, which is the
 // extension's folder (zot starts the extension there).
-func readIncluded(own map[string]json.RawMessage) ([]layer, error) {
+func readIncluded(own, template map[string]json.RawMessage) ([]layer, error) {
 	var paths []string
 	if field(own, "include", &paths) != nil || slices.Contains(paths, "") {
-		return nil, errors.New(`guard-policy.json has an "include" that is not a list of file paths`)
+		err := errors.New(`guard-policy.json has an "include" that is not a list of file paths`)
+		return nil, readError{err, `fix guard-policy.json ("include": ["team-policy/guard-policy.json"])`}
 	}
 	for _, path := range paths {
 		if strings.HasPrefix(path, "/") || slices.Contains(strings.Split(path, "/"), "..") {
-			return nil, fmt.Errorf("guard-policy.json includes %q, outside the extension's folder", path)
+			err := fmt.Errorf("guard-policy.json includes %q, outside the extension's folder", path)
+			return nil, readError{err, "name a file inside the extension's folder, relative to it"}
 		}
 	}
 	var layers []layer
@@ -1221,7 +1477,7 @@ func readIncluded(own map[string]json.RawMessage) ([]layer, error) {
 			err := fmt.Errorf(`%s has an "include" of its own (an included file cannot include)`, path)
 			return nil, readError{err, fmt.Sprintf(`move the files %s includes into guard-policy.json's "include"`, path)}
 		}
-		l, err := readLayer(path, object, true)
+		l, err := readLayer(path, object, template)
 		if err != nil {
 			return nil, readError{err, fmt.Sprintf("fix %s (./smoke-test points at the problem)", path)}
 		}
@@ -1340,13 +1596,52 @@ func (p *policy) readCode(raw json.RawMessage) error {
 	return nil
 }
 
+// twoDashes returns the rule, words and options that take a value of a
+// program whose options take one dash or two alike (terraform -destroy,
+// --destroy), all spelt with two: each option one name, never letters run
+// together.
+func (c *checker) twoDashes(r *rule, run *invocation) (*rule, []string, *patterns) {
+	return r.long, twoDashed(run.args), c.policy.longValues[run.name]
+}
+
+// twoDashed returns words with each option of one dash spelt with two.
+func twoDashed(words []string) []string {
+	out := make([]string, len(words))
+	for k, word := range words {
+		if isOption(word) && word[1] != '-' {
+			word = "-" + word
+		}
+		out[k] = word
+	}
+	return out
+}
+
+// longRule returns the rule with its options spelt with two dashes.
+func longRule(r *rule) *rule {
+	long := *r
+	if r.option != nil {
+		long.option = newPatterns(twoDashed(r.option.list))
+	}
+	if r.notOption != nil {
+		long.notOption = newPatterns(twoDashed(r.notOption.list))
+	}
+	return &long
+}
+
+// commandRules are the rules that ask about a command name, and whether its
+// options take one dash or two alike.
+type commandRules struct {
+	rules []*rule
+	long  bool
+}
+
 // rulesFor returns the rules whose command fits name, or that name none, in
-// order.
-func (p *policy) rulesFor(name string) []*rule {
+// order, and whether its options take one dash or two alike.
+func (p *policy) rulesFor(name string) ([]*rule, bool) {
 	p.cacheLock.Lock()
 	defer p.cacheLock.Unlock()
 	if found, ok := p.byCommand[name]; ok {
-		return found
+		return found.rules, found.long
 	}
 	if len(p.byCommand) > 1000 { // any name may come: keep the cache small
 		clear(p.byCommand)
@@ -1357,8 +1652,9 @@ func (p *policy) rulesFor(name string) []*rule {
 			found = append(found, r)
 		}
 	}
-	p.byCommand[name] = found
-	return found
+	long := p.oneDashOrTwo.matches(name)
+	p.byCommand[name] = commandRules{found, long}
+	return found, long
 }
 
 // codeOptions returns the options after which a shell or interpreter takes
@@ -1603,6 +1899,8 @@ type invocation struct {
 	chdir    *string    // the folder a wrapper runs it in: env -C DIR
 	// fromInput: it runs code it reads (xargs sh -c, parallel)
 	fromInput bool
+	// codeOnStdin: it runs the lines it reads (parallel alone)
+	codeOnStdin bool
 	// refusal: a program too large to check
 	refusal *Refusal
 }
@@ -1624,10 +1922,16 @@ type defs struct {
 	outer     *defs // the code that runs it (nil: none)
 	outerAt   int   // the scope it runs from there
 	passesAll bool  // all are passed on, as eval does, or only those exported, as bash -c does
+	// values: the values of the variables set in it, by the forms that use
+	// them ("$cmd", "${cmd}", ...)
+	values map[string][]string
 }
 
 func newDefs(p *parser, outer *defs, outerAt int, passesAll bool) *defs {
-	d := &defs{p.functions, p.parents, map[string]map[int]*group{}, map[string]bool{}, outer, outerAt, passesAll}
+	d := &defs{
+		p.functions, p.parents, map[string]map[int]*group{}, map[string]bool{}, outer, outerAt, passesAll,
+		assigned(p.commands),
+	}
 	// eval's functions last after it: their bodies are judged as they stand
 	deferred := outer == nil || !passesAll
 	for _, b := range p.bodies {
@@ -1713,6 +2017,7 @@ type checker struct {
 	policy  *policy
 	project []string
 	here    string // where relative paths start ("" when not known)
+	again   int    // words of commands judged again (maxAgain)
 }
 
 func newChecker(p *policy, cwd string) *checker {
@@ -1721,7 +2026,7 @@ func newChecker(p *policy, cwd string) *checker {
 		cwd = "/.project"
 	}
 	project := normal(cwd)
-	return &checker{p, project, "/" + strings.Join(project, "/")}
+	return &checker{p, project, "/" + strings.Join(project, "/"), 0}
 }
 
 // check judges a piece of code; outer is the code that runs it (nil: none),
@@ -1739,6 +2044,9 @@ func (c *checker) check(text string, depth int, outer *defs, at int, passesAll b
 	runs := make([]*invocation, 0, len(p.commands))
 	for _, command := range p.commands {
 		run := c.unwrap(command.words, command)
+		if values, ok := d.values[run.name]; ok {
+			run = c.runVariable(run, values)
+		}
 		if b := command.body; b != nil && b.runs != nil {
 			b.runs = append(b.runs, run) // runs where the function is called
 		} else {
@@ -1760,11 +2068,18 @@ func (c *checker) checkRun(run *invocation, l *line, depth int) *Refusal {
 		return c.inFolder(run, l, depth)
 	}
 	c.followCd(run, l)
+	if run.codeOnStdin {
+		if text, ok := knownInput(run, l); ok { // echo 'make a' | parallel: that is its code
+			run.fromInput, run.codeOnStdin = false, false
+			run.code = append(run.code, text)
+		}
+	}
 	if run.refusal != nil {
 		return run.refusal
 	}
-	for _, r := range c.policy.rulesFor(run.name) {
-		if c.holds(r, run, l) {
+	rules, long := c.policy.rulesFor(run.name)
+	for _, r := range rules {
+		if c.holds(r, run, l, long) {
 			return &Refusal{r.id, r.reason, r.instead}
 		}
 	}
@@ -1796,6 +2111,27 @@ func (c *checker) checkRun(run *invocation, l *line, depth int) *Refusal {
 		return c.call(run, l, depth)
 	}
 	return nil
+}
+
+// runVariable is a command named by a variable set in the code ($cmd after
+// cmd="rm -rf x"): the command of its first value, the others to be judged
+// beside it.
+func (c *checker) runVariable(run *invocation, values []string) *invocation {
+	var commands [][]string
+	for _, value := range values {
+		words := append(splitString(value), run.args...)
+		if c.again += len(words); c.again > maxAgain {
+			run.refusal = tooManyAgain
+			return run
+		}
+		commands = append(commands, words)
+	}
+	inner := c.unwrap(commands[0], run.command)
+	if inner.chdir == nil {
+		inner.chdir = run.chdir
+	}
+	inner.execs = append(inner.execs, commands[1:]...)
+	return inner
 }
 
 // inFolder judges a command a wrapper runs in another folder (env -C DIR):
@@ -1843,7 +2179,40 @@ func (c *checker) call(run *invocation, l *line, depth int) *Refusal {
 			}
 			g.moves = g.moves || c.here != here
 		}
+		if refusal := c.forwarded(run, g, depth); refusal != nil {
+			return refusal
+		}
 		g.busy = false
+	}
+	return nil
+}
+
+// forwarded judges the commands of the bodies that run their arguments
+// ("$@", $1, ...) again, with the arguments of this call in their place.
+func (c *checker) forwarded(run *invocation, g *group, depth int) *Refusal {
+	for _, b := range g.bodies {
+		for _, inner := range b.runs {
+			words, found := withArguments(inner.command.words, run.args)
+			if !found {
+				continue
+			}
+			if depth >= maxDepth {
+				return tooDeep
+			}
+			if c.again += len(words); c.again > maxAgain {
+				return tooManyAgain
+			}
+			here := c.here
+			fresh := c.unwrap(words, inner.command)
+			if values, ok := b.defs.values[fresh.name]; ok {
+				fresh = c.runVariable(fresh, values)
+			}
+			refusal := c.checkRun(fresh, newLine([]*invocation{fresh}, b.defs), depth+1)
+			c.here = here
+			if refusal != nil {
+				return refusal
+			}
+		}
 	}
 	return nil
 }
@@ -1931,9 +2300,10 @@ func (c *checker) unwrap(words []string, command *simple) *invocation {
 
 // wrapperState is what a wrapper's options say about the command it runs.
 type wrapperState struct {
-	chdir   *string // env -C DIR
-	replace string  // xargs -I R
-	splits  int     // how many env -S strings were split
+	chdir     *string // env -C DIR
+	replace   string  // xargs -I R
+	inputFile string  // xargs -a FILE: the values are not on its input
+	splits    int     // how many env -S strings were split
 }
 
 // codeFromInput is whether a shell or interpreter runs what xargs reads:
@@ -1961,6 +2331,7 @@ func (c *checker) codeFromInput(run *invocation) {
 // value, in place of its {} (or after it); values from its input, or from
 // the files of ::::, are unknown. With no CMD, each value is a command line.
 func (c *checker) parallel(w *wrapper, words []string, i int, command *simple, state *wrapperState) *invocation {
+	i = min(i, len(words)) // parallel -j: its value missing
 	at := i
 	for at < len(words) && w.valueLists[words[at]] == "" {
 		at++
@@ -1988,15 +2359,29 @@ func (c *checker) parallel(w *wrapper, words []string, i int, command *simple, s
 		values = append(values, input)
 	}
 	run := &invocation{name: "parallel", command: command, chdir: state.chdir}
-	for _, value := range values {
-		code := value
-		if len(cmd) > 0 {
-			code = fill(cmd, value, state.replace)
+	// GNU parallel joins the command's words into one line; with -q, and
+	// moreutils' parallel, they stay words (bash -c 'CODE'): both judged
+	readings := [][]string{cmd}
+	if slices.ContainsFunc(cmd, func(word string) bool { return strings.ContainsAny(word, quotedChars) }) {
+		quotedWords := make([]string, len(cmd))
+		for k, word := range cmd {
+			quotedWords[k] = shellQuoted(word)
 		}
-		if code == input {
-			run.fromInput = true
-		} else {
-			run.code = append(run.code, code)
+		readings = append(readings, quotedWords)
+	}
+	for _, value := range values {
+		for _, reading := range readings {
+			code := value
+			if len(cmd) > 0 {
+				code = fill(reading, value, state.replace)
+			}
+			if code == input {
+				run.fromInput = true
+				// no values and no command: it runs the lines it reads
+				run.codeOnStdin = at == len(words) && state.inputFile == ""
+			} else {
+				run.code = append(run.code, code)
+			}
 		}
 	}
 	return run
@@ -2030,7 +2415,7 @@ func wrapperOption(w *wrapper, words []string, i int, state *wrapperState) ([]st
 	for name := range w.values.Replace {
 		replace = append(replace, name)
 	}
-	for what, names := range [][]string{w.values.Chdir, w.values.SplitString, replace} {
+	for what, names := range [][]string{w.values.Chdir, w.values.SplitString, replace, w.values.InputFile} {
 		value, next, ok := optionValue(option, names, following)
 		if !ok {
 			continue
@@ -2051,6 +2436,8 @@ func wrapperOption(w *wrapper, words []string, i int, state *wrapperState) ([]st
 			state.chdir = &value
 		case what == 2:
 			state.replace = value
+		case what == 3:
+			state.inputFile = value
 		}
 		return words, end
 	}
@@ -2165,6 +2552,85 @@ func shellQuoted(value string) string {
 	return "'" + strings.ReplaceAll(value, "'", `'\''`) + "'"
 }
 
+// positional is where a function's arguments stand in its body: "$@", $*,
+// $1, ${2}, ...
+var positional = regexp.MustCompile(`^\$([@*1-9]|\{([@*]|[1-9])\})$`)
+
+// setters are the commands that set the variables they are given (export
+// X=1).
+var setters = []string{"export", "declare", "typeset", "local", "readonly"}
+
+// assigned returns the values each variable is set to in the code (cmd="rm
+// -rf x", also by export, declare, ...), by the name a command uses for it
+// ("$cmd", "${cmd}"); an array's words as written (cmd=(rm -rf x)).
+func assigned(commands []*simple) map[string][]string {
+	var values map[string][]string // each name's values, once each, in order
+	var seen map[[2]string]bool
+	for _, command := range commands {
+		words := command.words[command.keywords:]
+		if len(words) > 0 && slices.Contains(setters, words[0]) {
+			words = slices.DeleteFunc(slices.Clone(words[1:]), isOption)
+		}
+		if len(words) == 0 || slices.ContainsFunc(words, func(word string) bool { return !isAssignment(word) }) {
+			continue
+		}
+		for _, word := range words {
+			name, value, _ := strings.Cut(word, "=")
+			if strings.Contains(name, "[") || strings.HasSuffix(name, "+") {
+				continue // a[1]=x, a+=x: a part of a value
+			}
+			if len(value) > 1 && value[0] == '(' && value[len(value)-1] == ')' {
+				value = value[1 : len(value)-1]
+			}
+			if values == nil { // most code sets no variable
+				values, seen = map[string][]string{}, map[[2]string]bool{}
+			}
+			if !seen[[2]string{name, value}] {
+				seen[[2]string{name, value}] = true
+				values[name] = append(values[name], value)
+			}
+		}
+	}
+	if values == nil {
+		return nil
+	}
+	forms := make(map[string][]string, 4*len(values))
+	for name, list := range values {
+		for _, form := range []string{"$" + name, "${" + name + "}", "${" + name + "[@]}", "${" + name + "[*]}"} {
+			forms[form] = list
+		}
+	}
+	return forms
+}
+
+// withArguments returns the words of a function's command with a call's
+// arguments in place of "$@", $1, ...; false when it has none of them.
+func withArguments(words, args []string) ([]string, bool) {
+	var out []string
+	found := false
+	for _, word := range words {
+		var match []string
+		if strings.HasPrefix(word, "$") {
+			match = positional.FindStringSubmatch(word)
+		}
+		if match == nil {
+			out = append(out, word)
+			continue
+		}
+		found = true
+		which := match[2]
+		if which == "" {
+			which = match[1]
+		}
+		if which == "@" || which == "*" {
+			out = append(out, args...)
+		} else if n := int(which[0] - '0'); n <= len(args) {
+			out = append(out, splitString(args[n-1])...)
+		}
+	}
+	return out, found
+}
+
 // findCode finds the shell code a command runs: sh -c CODE, eval ..., find
 // -exec ... ;
 func (c *checker) findCode(run *invocation) {
@@ -2259,8 +2725,9 @@ func (c *checker) findPaths(run *invocation) {
 	}
 }
 
-// holds is whether every field of r holds for run.
-func (c *checker) holds(r *rule, run *invocation, l *line) bool {
+// holds is whether every field of r holds for run (long: its options take
+// one dash or two alike).
+func (c *checker) holds(r *rule, run *invocation, l *line, long bool) bool {
 	if r.codeFromInput && !run.fromInput {
 		return false
 	}
@@ -2288,14 +2755,18 @@ func (c *checker) holds(r *rule, run *invocation, l *line) bool {
 	if r.input != nil && !c.inputHas(run, l, r.input) {
 		return false
 	}
-	return c.wordsHold(r, run)
+	if r.subcommand == nil && r.option == nil && r.notOption == nil && r.arg == nil && r.target == nil && r.minArgs == 0 {
+		return true // no field about its words
+	}
+	if long {
+		return c.wordsHold(c.twoDashes(r, run))
+	}
+	return c.wordsHold(r, run.args, c.policy.optionValues[run.name])
 }
 
 // wordsHold is whether the rule's subcommand, option, arg and target fields
-// hold.
-func (c *checker) wordsHold(r *rule, run *invocation) bool {
-	args := run.args
-	withValue := c.policy.optionValues[run.name]
+// hold for a command's words args; withValue: its options that take a value.
+func (c *checker) wordsHold(r *rule, args []string, withValue *patterns) bool {
 	if r.subcommand != nil {
 		sub := subcommand(args, withValue)
 		if sub < 0 || !r.subcommand.has(args[sub]) {
@@ -2350,29 +2821,77 @@ func anyOption(options []string, wanted, withValue *patterns) bool {
 // fedText is what echo or printf prints, or cat of its here-document (cat
 // <<EOF).
 func fedText(run *invocation) (string, bool) {
-	if run.name == "echo" || run.name == "printf" {
-		return strings.Join(printed(run), " "), true
-	}
-	if run.name == "cat" && len(run.args) == 0 && run.command.hasStdin {
+	switch {
+	case run.name == "printf":
+		return printfText(run.args), true
+	case run.name == "echo":
+		words, escapes := run.args, false
+		for len(words) > 0 && slices.Contains([]string{"-e", "-n", "-E", "-ne", "-en"}, words[0]) {
+			escapes = strings.Contains(words[0], "e") // echo -e: \n is a new line
+			words = words[1:]
+		}
+		if escapes {
+			return ansiCText(strings.Join(words, " ")), true
+		}
+		return strings.Join(words, " "), true
+	case run.name == "cat" && len(run.args) == 0 && run.command.hasStdin:
 		return run.command.stdin, true
 	}
 	return "", false
 }
 
-// printed is the words echo or printf prints: not echo's options, not
-// printf's format.
-func printed(run *invocation) []string {
-	if run.name == "printf" {
-		if len(run.args) > 1 {
-			return run.args[1:]
+// directive is a directive of printf's format: %s, %-10s, %d, %%, ...
+var directive = regexp.MustCompile(`%(%|[-+ #0]*[0-9]*(\.[0-9]*)?[a-zA-Z])`)
+
+// printfText is what printf prints: its format, escapes read, with an
+// argument in place of each directive, again while arguments are left (past
+// maxCommand characters, the arguments left follow as they are).
+func printfText(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	form, rest := ansiCText(args[0]), args[1:]
+	var out strings.Builder
+	size := 0
+	for {
+		used := len(rest)
+		text := directive.ReplaceAllStringFunc(form, func(m string) string { return printfValue(m, &rest) })
+		out.WriteString(text)
+		size += utf8.RuneCountInString(text)
+		if len(rest) == 0 || used == len(rest) {
+			return out.String()
 		}
-		return run.args
+		if size > maxCommand {
+			return out.String() + " " + strings.Join(rest, " ")
+		}
 	}
-	words := run.args
-	for len(words) > 0 && slices.Contains([]string{"-e", "-n", "-E", "-ne", "-en"}, words[0]) {
-		words = words[1:]
+}
+
+// printfValue is what one directive of printf's format prints: %% a %, else
+// the next argument (none left: nothing).
+func printfValue(m string, rest *[]string) string {
+	if m == "%%" {
+		return "%"
 	}
-	return words
+	if len(*rest) == 0 {
+		return ""
+	}
+	value := (*rest)[0]
+	*rest = (*rest)[1:]
+	return value
+}
+
+// knownInput is what a command reads, when the line says: its
+// here-document, or what echo, printf or cat <<EOF before it in its pipeline
+// prints.
+func knownInput(run *invocation, l *line) (string, bool) {
+	if run.command.hasStdin {
+		return run.command.stdin, true
+	}
+	if run.position == 0 || slices.ContainsFunc(run.command.redirects, func(r redirect) bool { return r.op == "<" }) {
+		return "", false
+	}
+	return fedText(l.members(run)[run.position-1])
 }
 
 // forkBomb is whether run is a function defined here, run twice in one

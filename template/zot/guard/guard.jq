@@ -27,6 +27,13 @@ def too_long:
 def too_deep:
 	{rule: "too-deep", reason: "code nested more than \(max_depth) levels deep, too deep to check",
 	 instead: "write the script to a file and run that"};
+# At most this many words of commands are judged again in one decision, with
+# a variable's value or a call's arguments in place ($cmd, f() { "$@"; }).
+def max_again: 4096;
+def too_many_again:
+	{rule: "too-many-calls",
+	 reason: "more than \(max_again) words of commands run through variables or function arguments, too many to check",
+	 instead: "write the script to a file and run that"};
 # A command not checked within this many seconds is refused: zot waits 5 s
 # for the verdict, and jq takes seconds on some long commands (more on a
 # busy machine).
@@ -141,13 +148,16 @@ def ansi_c:
 			end
 		end;
 		.out | values)]
-	| add;
+	| add // "";
 
 # The words of env -S's string: split at blanks, quotes and backslashes
 # taken off; each character read once (.mode: the quote, or backslash, that
 # the characters before opened; .started: a word has begun, '' is one), the
 # words' characters given out with -1 after each word.
 def split_string:
+	# the usual case: words between spaces, nothing quoted
+	if test("[\t\n\u000b\f\r'\"\\\\]") | not then split(" ") | map(select(. != ""))
+	else
 	[foreach (explode[], -1) as $c ({mode: "", started: false, out: []};
 		if $c == -1 then .out = (if .started then [-1] else [] end)
 		elif (.mode == "'" and $c == 39) or (.mode == "\"" and $c == 34) then .mode = "" | .out = []
@@ -162,15 +172,17 @@ def split_string:
 	| . as $codes
 	| indices(-1) as $ends
 	| [range($ends | length) as $k
-		| $codes[(if $k == 0 then 0 else $ends[$k - 1] + 1 end):$ends[$k]] | implode];
+		| $codes[(if $k == 0 then 0 else $ends[$k - 1] + 1 end):$ends[$k]] | implode]
+	end;
 
 # --- Reading a command the way bash splits it -----------------------------------
 #
 # The parser's state: the tokens .t (.n of them) and where it stands (.i);
 # .done, every simple command in the order they end (a substitution's before
-# its command's): {id, words, redirects: [[operator, target]], pipeline,
-# subs: the words of its $(...)'s commands, nested}; .stdins, what here-
-# documents and here-strings give each command (by id), in order;
+# its command's): {id, words, keywords (how many of its first words are
+# keywords), redirects: [[operator, target]], pipeline, subs: the words of its
+# $(...)'s commands, nested}; .stdins, what here-documents and here-strings
+# give each command (by id), in order;
 # .fnames, the functions defined; .found, the words of the current level's
 # commands;
 # .w, .r and .s, the words, redirections and subs of the command being read,
@@ -258,20 +270,37 @@ def heredoc_text($ns):
 
 # The simple commands up to $stop (")" or "`"), or to the text's end, into .ret.
 def parse($stop):
+	# The text of ${...} ($close "}") or $((...)) ($close ")", after its
+	# "(("), up to its end, into .ret; the $(...) and `...` in it run: their
+	# commands go to .s. .xd: the ( open in $((...)); .xe: its end is read.
+	def expansion($close):
+		.i as $start | {xd, xe} as $outer
+		| setpath(["xd"]; 0) | setpath(["xe"]; false)
+		| until(.xe or .i >= .n;
+			.t[.i] as $token
+			| setpath(["i"]; .i + 1)
+			| if $token == "$" and peek == "(" and .t[.i + 1] != "(" then
+				setpath(["i"]; .i + 1) | parse(")") | add_chain("s")
+			elif $token == "`" then parse("`") | add_chain("s")
+			elif $token == "\\" then setpath(["i"]; .i + 1)
+			elif $close == "}" and ($token | index("}") != null) then setpath(["xe"]; true)
+			elif $close == ")" and $token == "(" then setpath(["xd"]; .xd + 1)
+			elif $close == ")" and $token == ")" then
+				if .xd > 0 then setpath(["xd"]; .xd - 1)
+				else (if peek == ")" then setpath(["i"]; .i + 1) else . end) | setpath(["xe"]; true) end
+			else . end)
+		| setpath(["ret"]; .t[$start:.i] | add // "") | . + $outer;
+
 	# What follows a $: $(...), $((...)), ${...}, $'...' or a name.
 	def dollar:
 		peek as $following
 		| if $following == "(" then
 			setpath(["i"]; .i + 1)
-			| if peek == "(" then # $(( arithmetic )): no command in it
-				setpath(["i"]; .i + 1) | raw_until(")") | (if peek == ")" then setpath(["i"]; .i + 1) else . end)
-				| setpath(["p"]; [.p, "$((0))"])
+			| if peek == "(" then # $(( arithmetic )): a number
+				setpath(["i"]; .i + 1) | expansion(")") | setpath(["p"]; [.p, "$((0))"])
 			else .ns as $ns | parse(")") | add_chain("s") | setpath(["p"]; [.p, heredoc_text($ns)]) end
 		elif $following | startswith("{") then # ${...} as written, up to its }
-			.i as $start
-			| until(.i >= .n or (.t[.i] | index("}") != null); setpath(["i"]; .i + 1))
-			| setpath(["i"]; .i + 1)
-			| setpath(["p"]; [.p, "$" + (.t[$start:.i] | add // "")])
+			expansion("}") | setpath(["p"]; [.p, "$" + .ret])
 		elif $following == "'" then # $'...': escapes decoded as bash does
 			setpath(["i"]; .i + 1)
 			| .i as $start
@@ -490,7 +519,7 @@ def parse($stop):
 			(.w | items) as $words
 			| setpath(["found"]; [.found, $words])
 			| setpath(["done"]; [.done, $command
-				+ {words: $words, redirects: (.r | items), subs: (.s | items), body: .cb}])
+				+ {words: $words, keywords: .kw, redirects: (.r | items), subs: (.s | items), body: .cb}])
 		end
 		| . + $outer;
 
@@ -527,7 +556,7 @@ def parsed($deadline):
 	{t: tokens, deadline: $deadline, too_slow: false, i: 0, ids: 0, done: null, stdins: null, ns: 0, fnames: null, pipelines: 0, pipe: 0,
 	 depth: 0, too_deep: false, heredocs: null, found: null, w: null, r: null, s: null, p: null, cur: null,
 	 nw: 0, kw: 0, cb: null, scope: -1, scopes: 0, parents: null, bodies: null, nb: 0, open: null,
-	 closed: null, braces: 0}
+	 closed: null, braces: 0, xd: 0, xe: false}
 	| setpath(["n"]; (.t | length))
 	| parse("")
 	# a here-document sets a command's stdin; a here-string, when none has yet
@@ -613,6 +642,8 @@ def unusable($file; $problem):
 				"restore \($file), or take it out of \"include\" in guard-policy.json"
 			elif $problem | startswith("is missing") then "restore \($file) (git checkout \($file), or copier update)"
 			elif $problem | startswith("includes ") then "name a file inside the extension's folder, relative to it"
+			elif $problem | startswith("has an \"include\" that is not") then
+				"fix guard-policy.json (\"include\": [\"team-policy/guard-policy.json\"])"
 			elif $problem | startswith("has an \"include\" of its own") then
 				"move the files \($file) includes into guard-policy.json's \"include\""
 			elif $problem | endswith("over the guard's limit of 1 MiB") then
@@ -629,9 +660,47 @@ def no_empty_pattern($file):
 		| select(.value | empty_in) | "list \(.key | tojson)")) // null) as $bad
 	| if $bad then unusable($file; "has an empty pattern in \($bad)") else . end;
 
+# The keys of guard-rules.json a policy adds to: objects merged name by name,
+# lists extended ("lists" and "option values" are read on their own).
+def adds_to: "classes", "code", "find", "one dash or two", "programs", "shells", "wrappers";
+# What a policy's new entry of "code" or "wrappers" may hold (a wrapper of
+# the template's may hold these too).
+def new_entry:
+	{code: [],
+	 wrappers: {"options with value": [], "bare options": [], args: 0, assignments: false, "adds args": false}};
+
+# What is wrong with a policy's value . at $where (keys joined by /), where
+# guard-rules.json has $form; a new name may be given when $entry (the form
+# of one) is: "" if nothing is.
+def form_problem($form; $where; $entry):
+	($form | type) as $kind
+	| if $kind == "array" then
+		if type == "array" and every(.[]; type == "string") then "" else "has \"\($where)\" that is not a list of names" end
+	elif $kind == "boolean" then
+		if type == "boolean" then "" else "has \"\($where)\" that is not true or false" end
+	elif $kind == "number" then # a whole number from 0 to 100 (1.0 is one): how many words to pass
+		if type == "number" and . >= 0 and . <= 100 and . == floor then ""
+		else "has \"\($where)\" that is not a whole number from 0 to 100" end
+	elif $kind == "string" then
+		if type == "string" then "" else "has \"\($where)\" that is not a text" end
+	elif type != "object" then "has \"\($where)\" that is not an object"
+	else
+		. as $value
+		| first(keys[] as $key
+			| $form[$key] as $known
+			| (if ($entry | type) == "object" and ($known | type) == "object" then $entry + $known
+			elif $known == null then $entry
+			else $known end) as $known
+			| if $known == null then "has a key the guard does not read: \"\($where)/\($key)\""
+			else $value[$key] | form_problem($known; "\($where)/\($key)"; null) end
+			| select(. != ""))
+		// ""
+	end;
+
 # The policy file $file as it is, or unusable when it has a key the guard
-# does not read (one of $known: {KEY: true}), or a key's value of the wrong type.
-def policy_keys($file; $known):
+# does not read (one of $known: {KEY: true}), or a key's value of the wrong
+# type (for what it adds to guard-rules.json, $template: the type there).
+def policy_keys($file; $known; $template):
 	def names: type == "array" and every(.[]; type == "string");
 	def lists: type == "object" and every(.[]; names);
 	(first(keys[] | select($known[.] == null)) // null) as $unknown
@@ -643,10 +712,29 @@ def policy_keys($file; $known):
 		unusable($file; "has \"lists\" that is not an object of lists of names")
 	elif has("option values") and (.["option values"] | lists | not) then
 		unusable($file; "has \"option values\" that is not an object of lists of options")
-	else . end;
+	else
+		. as $policy
+		| (first(adds_to as $key | select($policy | has($key))
+			| ($template[$key] // (if $key == "one dash or two" then [] else {} end)
+				# of "programs", only its languages' lists: "runs", ...
+				| if $key == "programs" then {languages: (.languages // {})} else . end) as $form
+			| $policy[$key] | form_problem($form; $key; new_entry[$key]) | select(. != ""))
+			// null) as $problem
+		| if $problem != null then unusable($file; $problem) else . end
+	end;
 
 # The keys a policy file may have (an included one: all but "include").
-def policy_known: {about: true, include: true, lists: true, off: true, "option values": true, rules: true};
+def policy_known:
+	{about: true, include: true, lists: true, off: true, "option values": true, rules: true}
+	+ reduce adds_to as $key ({}; setpath([$key]; true));
+
+# A policy's value $more added to the one before (.): objects merged name by
+# name, lists extended; anything else replaces.
+def added($more):
+	if type == "object" and ($more | type) == "object" then
+		reduce ($more | keys_unsorted[]) as $key (.; setpath([$key]; .[$key] | added($more[$key])))
+	elif type == "array" and ($more | type) == "array" then . + $more
+	else $more end;
 
 # --- Code run by an interpreter ---------------------------------------------------
 #
@@ -992,10 +1080,12 @@ def rules_file($name):
 		| if $read | has("bad") then unusable($name; "is not valid JSON (\($read.bad))")
 		else $read.value end end;
 
-# The team's policy files guard-policy.json (.) names in "include", in order:
-# $named.guard_include_N is the text of the Nth (as rules_file takes it).
+# The team's policy files guard-policy.json (.[0]) names in "include", in
+# order: $named.guard_include_N is the text of the Nth (as rules_file takes
+# it); .[1] is guard-rules.json.
 def included($named):
-	(.include // []) as $paths
+	.[1] as $template
+	| (.[0].include | if . == null then [] else . end) as $paths
 	| if ($paths | type) != "array" or any($paths[]; type != "string" or . == "") then
 		unusable("guard-policy.json"; "has an \"include\" that is not a list of file paths")
 	else first(($paths[] | select(startswith("/") or any(split("/")[]; . == ".."))), null) as $outside
@@ -1003,7 +1093,7 @@ def included($named):
 	else [range($paths | length) as $i | $paths[$i] as $path | $named["guard_include_\($i)"] | rules_file($path)
 		| if type != "object" then unusable($path; "does not hold a JSON object")
 		elif has("include") then unusable($path; "has an \"include\" of its own (an included file cannot include)")
-		else no_empty_pattern($path) | policy_keys($path; policy_known | del(.include)) end] end end;
+		else no_empty_pattern($path) | policy_keys($path; policy_known | del(.include); $template) end] end end;
 
 # guard-rules.json ($rules) with the changes of the files guard-policy.json
 # ($policy) includes (included, given guard-policy.json) and of guard-policy.json,
@@ -1014,9 +1104,13 @@ def guard_policy($rules; $policy; included):
 		| no_empty_pattern("zot/guard/guard-rules.json"))
 	as $data
 	| ($policy | if type == "object" then . else unusable("guard-policy.json"; "does not hold a JSON object") end
-		| no_empty_pattern("guard-policy.json") | policy_keys("guard-policy.json"; policy_known))
+		| no_empty_pattern("guard-policy.json") | policy_keys("guard-policy.json"; policy_known; $data))
 	as $own
-	| ([$data] + ($own | included) + [$own]) as $layers
+	| ([$data] + ([$own, $data] | included) + [$own]) as $layers
+	# what the policy files add to guard-rules.json's classes, code, ...
+	| (reduce ($layers[1:][] as $layer | adds_to as $key | select($layer | has($key)) | [$key, $layer[$key]])
+		as [$key, $more] ($data; setpath([$key]; .[$key] | added($more))))
+	as $data
 	# a list replaces the one of its name before; a file's off holds for it and those before
 	| (reduce $layers[] as $layer ({}; . + ($layer.lists // {}))) as $lists
 	| ([foreach ($layers | reverse[]) as $layer ({}; . + (($layer.off // []) | map(tostring) | as_set);
@@ -1044,6 +1138,8 @@ def guard_policy($rules; $policy; included):
 	   "code globs": [$code | to_entries[] | select(.key | index("*") != null)
 		| {parts: (.key | split("*")), options: .value}],
 	   shells: (($data.shells // []) | patterns),
+	   # the programs whose options take one dash or two alike (terraform -destroy, --destroy)
+	   "one dash or two": (($data["one dash or two"] // []) | patterns),
 	   programs: ($data.programs // {} | programs_ready),
 	   # {NAME: {OPTION: true}}: the options of NAME that take the next word,
 	   # from every file (a policy adds to them)
@@ -1083,7 +1179,8 @@ def guard_data($named):
 # --- Checking -----------------------------------------------------------------------
 #
 # $c is the checker: the policy ($c.data) and the project (see where); its
-# .here changes with each cd. A run is a simple command behind its wrappers:
+# .here changes with each cd, and .again counts the words of commands judged
+# again (see max_again). A run is a simple command behind its wrappers:
 # {name ("" for redirections only), args, command, code (the shell code it
 # runs: sh -c CODE, eval ..., a here-document), execs (find's -exec ... ;)}.
 
@@ -1172,14 +1269,15 @@ def option_value($names; $following):
 
 # A wrapper's option .w[.i - 1], read: a folder to run in (.chdir: env -C),
 # a string split into words (env -S: .w changes, .splits counts them), a
-# replacement string (.replace: xargs -I); .i, where the next option stands.
+# replacement string (.replace: xargs -I), a file of values (.input:
+# parallel -a); .i, where the next option stands.
 def wrapper_option($wrapper):
 	.w[.i - 1] as $option
 	| (.w[.i] // "") as $following
 	| ($wrapper.values.replace // {}) as $replace
 	| (first(
 		["chdir", $wrapper.values.chdir // []], ["split", $wrapper.values["split string"] // []],
-		["replace", ($replace | keys_unsorted)]
+		["replace", ($replace | keys_unsorted)], ["input", $wrapper.values["input file"] // []]
 		| .[0] as $what | .[1] as $names | ($option | option_value($names; $following)) as $found
 		| select($found != null) | [$what] + $found) // null) as $hit
 	| if $hit == null then
@@ -1252,12 +1350,12 @@ def fill($cmd; $replace):
 	| join(" ");
 
 # parallel CMD ::: VALUES (the unwrap state: .w, .i where CMD starts,
-# .parallel, .replace, .chdir): a shell runs CMD once for each value, in
-# place of its {} (or after it); values from its input, or from the files of
-# ::::, are unknown. With no CMD, each value is a command line.
+# .parallel, .replace, .chdir, .input): a shell runs CMD once for each value,
+# in place of its {} (or after it); values from its input, or from the files
+# of ::::, are unknown. With no CMD, each value is a command line.
 def parallel($command):
 	.parallel["value lists"] as $lists
-	| .w as $words | .i as $i | .replace as $replace | .chdir as $chdir
+	| .w as $words | .i as $i | .replace as $replace | .chdir as $chdir | .input as $input
 	| (first(range($i; $words | length) | select($lists[$words[.]] != null)) // ($words | length)) as $at
 	| [foreach $words[$at:][] as $word ({kind: ""};
 		if $lists[$word] != null then .kind = $lists[$word] | .value = null
@@ -1271,10 +1369,17 @@ def parallel($command):
 	# too many to judge one by one: as unknown as values read from input
 	| (if ($read.values | length) > max_values or ($read.values | length) * ($cmd | join(" ") | length) > max_command
 		then {values: [], unknown: true} else $read end) as $read
+	# GNU parallel joins the command's words into one line; with -q, and
+	# moreutils' parallel, they stay words (bash -c 'CODE'): both judged
+	| [$cmd, (if some($cmd[]; test("[ \\t\\n'\"\\\\$`|&;<>()]")) then $cmd | map(shell_quoted) else empty end)]
+		as $readings
 	| [$read.values[], (if $read.unknown then input_word else empty end)
-		| if $cmd == [] then . else fill($cmd; $replace) end] as $codes
+		| if $cmd == [] then . else . as $value | $readings[] as $reading | $value | fill($reading; $replace) end]
+		as $codes
 	| {name: "parallel", args: [], command: $command, code: [$codes[] | select(. != input_word)], execs: [],
-	   chdir: $chdir, from_input: some($codes[]; . == input_word)};
+	   chdir: $chdir, from_input: some($codes[]; . == input_word)}
+	# no values and no command: it runs the lines it reads
+	| if .from_input and $at == ($words | length) and ($input // "") == "" then .code_on_stdin = true else . end;
 
 # The command that runs, behind keywords, assignments and wrappers.
 def unwrap($data; $command):
@@ -1289,7 +1394,7 @@ def unwrap($data; $command):
 	else
 	# .w: the words (env -S puts its string's in its place); .chdir, .replace
 	# and .splits: see wrapper_option
-	{i: 0, adds: false, w: $words, chdir: null, replace: null, splits: 0}
+	{i: 0, adds: false, w: $words, chdir: null, replace: null, input: null, splits: 0}
 	| until(.i >= (.w | length) or .done;
 		.w[.i] as $word
 		| if ($word | is_keyword or is_assignment) then setpath(["i"]; .i + 1)
@@ -1330,6 +1435,29 @@ def unwrap($data; $command):
 		| find_code($data)
 		| code_from_input($data)
 	end
+	end;
+
+# A command named by a variable set in the code ($cmd after cmd="rm -rf x";
+# $values: what it is set to), . being [the run, how many words are judged
+# again so far]: [the command of its first value, the others to be judged
+# beside it; the count with their words]. Past max_again words, the run is
+# refused as it is.
+def run_variable($data; $values):
+	.[0] as $run | .[1] as $again
+	# each value's words, with the count after them, up to the first past max_again
+	| (if $again > max_again then [{again: $again}]
+	elif ($values | length) == 1 then [$values[0] | split_string + $run.args | {words: ., again: ($again + length)}]
+	else
+		[label $over | foreach $values[] as $value ({again: $again};
+			($value | split_string + $run.args) as $words | {words: $words, again: (.again + ($words | length))};
+			., if .again > max_again then break $over else empty end)]
+	end) as $found
+	| if $found[-1].again > max_again then [($run | .refusal = too_many_again), $found[-1].again]
+	else
+		[($found[0].words | unwrap($data; $run.command)
+			| (if .chdir == null and $run.chdir != null then .chdir = $run.chdir else . end)
+			| .execs += [$found[1:][] | .words]),
+		 $found[-1].again]
 	end;
 
 # Where the first word that is not an option stands (git's push, ...), or
@@ -1383,13 +1511,21 @@ def pick_targets($rule; $split):
 	else $split.positionals + $split.values end
 	| if . == [] and ($rule | has("default target")) then [$rule["default target"]] else . end;
 
-# What the rules' word fields look at, worked out once per run: the split
-# of all the words, and when a rule has a subcommand ($sub), where it stands
-# (or null) and the split of the words after it.
-def word_memo($c; $sub):
-	($c.data["option values"][.name] // {}) as $with_value
+# The words . of a program whose options take one dash or two alike
+# (terraform -destroy, --destroy), each option spelt with two: each option
+# one name, never letters run together.
+def two_dashes: map(if is_option and .[1:2] != "-" then "-" + . else . end);
+
+# What the rules' word fields look at, worked out once per run: the options
+# that take a value (.with_value), the split of all the words, and when a
+# rule has a subcommand ($sub), where it stands (or null) and the split of
+# the words after it. $dashes: the options take one dash or two alike (the
+# run's are spelt with two already).
+def word_memo($c; $sub; $dashes):
+	($c.data["option values"][.name] // {} | if $dashes then keys_unsorted | two_dashes | as_set else . end)
+		as $with_value
 	| (if $sub then .args | subcommand($with_value) else null end) as $sub
-	| {sub: $sub, all: (.args | split_args($with_value)),
+	| {sub: $sub, with_value: $with_value, dashes: $dashes, all: (.args | split_args($with_value)),
 	   after: (if $sub == null then null else .args[$sub + 1:] | split_args($with_value) end)};
 
 def has_word_fields:
@@ -1408,17 +1544,18 @@ def words_hold($c; $rule; $memo):
 	elif ($rule | has("option") or has("not option") or has("arg") or has("target") or has("min args") | not)
 	then true
 	else
-		($c.data["option values"][$c.run.name] // {}) as $with_value
+		$memo.with_value as $with_value
 		| (if ($rule.skip // 0) == 0 then .
 		else .args[$rule.skip:] | {args: ., split: split_args($with_value)}
 		end)
 		| .split as $split
 		| .args
-		| if ($rule | has("option")) and (some($split.options[]; . as $option
-			| some($rule.option[]; . as $wanted | $option | option_matches($wanted; $with_value))) | not)
+		| def spelt: if $memo.dashes then two_dashes else . end;
+		if ($rule | has("option")) and (some($split.options[]; . as $option
+			| some($rule.option | spelt[]; . as $wanted | $option | option_matches($wanted; $with_value))) | not)
 		then false
 		elif ($rule | has("not option")) and some($split.options[]; . as $option
-			| some($rule["not option"][]; . as $wanted | $option | option_matches($wanted; $with_value)))
+			| some($rule["not option"] | spelt[]; . as $wanted | $option | option_matches($wanted; $with_value)))
 		then false
 		elif ($split.positionals | length) < ($rule["min args"] // 0) then false
 		elif ($rule | has("arg")) and (some($split.positionals[]; fits($rule.fits.arg)) | not)
@@ -1428,16 +1565,92 @@ def words_hold($c; $rule; $memo):
 		else true end
 	end;
 
-# The words echo or printf prints: not echo's options, not printf's format.
-def printed:
-	if .name == "printf" then (if (.args | length) > 1 then .args[1:] else .args end)
-	else .args | until(. == [] or {"-e": 1, "-n": 1, "-E": 1, "-ne": 1, "-en": 1}[.[0]] == null; .[1:])
+# The commands that set the variables they are given (export X=1).
+def setters: {"export": 1, "declare": 1, "typeset": 1, "local": 1, "readonly": 1};
+
+# The values each variable is set to in the commands . (cmd="rm -rf x", also
+# by export, declare, ...), by the name a command uses for it ("$cmd",
+# "${cmd}"): {NAME: [VALUE]}, each value once, in order; an array's words as
+# written (cmd=(rm -rf x)).
+def assigned:
+	[.[] | .words[.keywords:] | select(.[0] != null and (.[0] | index("=") != null or setters[.] != null))]
+	# each list of words once, where it first stands (x=1; x=1; ...: read once)
+	| (if length > 1 then [to_entries | unique_by(.value)[]] | sort_by(.key) | map(.value) else . end)
+	| [.[] | if setters[.[0]] != null then [.[1:][] | select(is_option | not)] else . end
+		| select(. != [] and every(.[]; is_assignment))
+		| .[] | split("=") | [.[0], (.[1:] | join("=") | if startswith("(") and endswith(")") then .[1:-1] else . end)]
+		| select(.[0] | index("[") == null and (endswith("+") | not))] # not a[1]=x, a+=x
+	| if . == [] then {}
+	else
+		# (grouped, not added one by one: jq 1.6 would copy the list each time)
+		group_by(.[0])
+		| reduce (.[] | .[0][0] as $name
+			| [to_entries | group_by(.value[1])[] | .[0]] | sort_by(.key) | map(.value[1]) as $values
+			| "$" + $name, "${" + $name + "}", "${" + $name + "[@]}", "${" + $name + "[*]}"
+			| [., $values]) as [$form, $values] ({}; setpath([$form]; $values))
+	end;
+
+# Where a function's arguments stand in its body: "@" or "*" for "$@", $*,
+# ${@} and ${*}, "N" for $N and ${N} (1 to 9); null for another word.
+def positional:
+	if length > 4 or (startswith("$") | not) then null
+	else .[1:] | (if startswith("{") and endswith("}") then .[1:-1] else . end)
+		| . as $which | if length == 1 and ("@*123456789" | index($which)) != null then . else null end
+	end;
+
+# The words . of a function's command with a call's arguments ($args) in
+# place of "$@", $1, ...; null when it has none of them.
+def with_arguments($args):
+	if every(.[]; positional == null) then null
+	else [.[] | positional as $which
+		| if $which == null then .
+		elif $which == "@" or $which == "*" then $args[]
+		else ($which | tonumber) as $k | if $k <= ($args | length) then $args[$k - 1] | split_string[] else empty end
+		end]
+	end;
+
+# What printf prints (. its words): its format, escapes read, with an
+# argument in place of each directive (%s, %-10s, %d; %% is a %; none left:
+# nothing), again while arguments are left (past max_command characters, the
+# arguments left follow as they are).
+def printf_text:
+	if . == [] then ""
+	else
+		.[1:] as $rest | ($rest | length) as $n
+		| (.[0] | ansi_c) as $form
+		| [$form | match("%(%|[-+ #0]*[0-9]*(\\.[0-9]*)?[a-zA-Z])"; "g")] as $ms
+		| $form[($ms[-1] // {offset: 0, length: 0} | .offset + .length):] as $tail
+		# the arguments a pass of the format takes, and how many passes there are
+		| ([$ms[] | select(.captures[0].string != "%")] | length) as $takes
+		| (if $takes == 0 or $n == 0 then 1 else ($n + $takes - 1) / $takes | floor end) as $passes
+		# the text of pass $pass (0, 1, ...) of the format
+		| def pass_text($pass):
+			[foreach $ms[] as $m ({at: 0, used: ($pass * $takes)};
+				if $m.captures[0].string == "%" then .out = [$form[.at:$m.offset], "%"]
+				else .out = [$form[.at:$m.offset], ($rest[.used] // "")] | .used += 1 end
+				| .at = $m.offset + $m.length;
+				.out[]),
+			 $tail]
+			| add;
+		{pass: 0, out: null, size: 0}
+		| until(.pass >= $passes or .size > max_command;
+			pass_text(.pass) as $text
+			| setpath(["out"]; [.out, $text]) | setpath(["size"]; .size + ($text | length))
+			| setpath(["pass"]; .pass + 1))
+		| (.out | items | add // "") + (if .pass < $passes then " " + ($rest[.pass * $takes:] | join(" ")) else "" end)
 	end;
 
 # What echo or printf prints, or cat of its here-document (cat <<EOF); null
 # for another command.
 def fed_text:
-	if .name == "echo" or .name == "printf" then printed | join(" ")
+	if .name == "printf" then .args | printf_text
+	elif .name == "echo" then
+		.args as $args
+		| (first(range($args | length) | select({"-e": 1, "-n": 1, "-E": 1, "-ne": 1, "-en": 1}[$args[.]] == null))
+			// ($args | length)) as $k
+		| $args[$k:] | join(" ")
+		# echo -e: \n is a new line (the last of its options says)
+		| if $k > 0 and ($args[$k - 1] | index("e") != null) then ansi_c else . end
 	elif .name == "cat" and .args == [] then .command.stdin
 	else null end;
 
@@ -1544,8 +1757,9 @@ def pipelines($data):
 			| max // -1])};
 
 # The functions a piece of code may call ($defs): {key, functions (every
-# name defined), parents (of each subshell), own: {NAME: {SCOPE: [{id,
-# runs}]}}, exported: {NAME: true}, outer}. outer: the code that runs it,
+# name defined), parents (of each subshell), own: {NAME: {SCOPE: [{id, runs,
+# forwards (its commands that run its arguments)}]}}, exported: {NAME: true},
+# values (see assigned), outer}. outer: the code that runs it,
 # {defs, at (the scope it runs from), all (all are passed on, as eval does,
 # or only those exported, as bash -c does)}, or null.
 
@@ -1570,9 +1784,32 @@ def check_text($text; $depth; $outer):
 	# The checker after the run $runs[$at], with .refusal set when a rule holds.
 	# $members and $long: see pipelines; $defs: see callable.
 	def check_run($runs; $members; $long; $at; $defs; $depth):
+		# The commands of the bodies that run their arguments ("$@", $1, ...;
+		# .forwards of each), judged again with the arguments of this call in
+		# their place.
+		def forwarded($run; $group):
+			.data as $data
+			| reduce $group.bodies[].forwards[] as $command (.;
+				if .refusal != null then .
+				else ($command.words | with_arguments($run.args)) as $words
+				| if $words == null then .
+				elif $depth >= max_depth then setpath(["refusal"]; too_deep)
+				elif .again + ($words | length) > max_again then setpath(["refusal"]; too_many_again)
+				else
+					setpath(["again"]; .again + ($words | length))
+					| .here as $here
+					| ($words | unwrap($data; $command | del(.words, .keywords))) as $new
+					| (if $group.defs.values[$new.name] == null then [$new, .again]
+					else [$new, .again] | run_variable($data; $group.defs.values[$new.name]) end) as [$new, $again]
+					| setpath(["again"]; $again)
+					| check_run([$new]; {($new.command.pipeline | tostring): [0]}; {}; 0; $group.defs; $depth + 1)
+					| setpath(["here"]; $here)
+				end end);
+
 		# A function called: each body judged where it is first called (.checked:
 		# by group, how many are judged, whether a cd in one moved, and whether
-		# they are being judged: a call in them does not judge them again).
+		# they are being judged: a call in them does not judge them again); at
+		# every call, their commands that run its arguments (forwarded).
 		def call($run):
 			($defs | groups($run.name; $run.command.scope; true)) as $groups
 			| setpath(["group"]; 0)
@@ -1580,11 +1817,10 @@ def check_text($text; $depth; $outer):
 				.group as $g | $groups[$g] as $group | ($group.bodies | length) as $n
 				| (.checked[$group.key] // {n: 0}) as $state
 				| if $state.busy then setpath(["group"]; $g + 1)
-				elif $state.n == $n then
-					# where a cd leads this time is not followed
-					(if $state.moves then setpath(["here"]; null) else . end) | setpath(["group"]; $g + 1)
 				else
-					setpath(["checked", $group.key]; $state + {busy: true})
+					# where a cd leads this time is not followed
+					(if $state.n == $n and $state.moves then setpath(["here"]; null) else . end)
+					| setpath(["checked", $group.key]; $state + {busy: true})
 					| until(.refusal != null or .checked[$group.key].n >= $n;
 						(.checked[$group.key] // {n: 0}) as $state
 						| if $depth >= max_depth then setpath(["refusal"]; too_deep)
@@ -1602,6 +1838,7 @@ def check_text($text; $depth; $outer):
 							| setpath(["inputs"]; $inputs)
 							| if .here != $here then setpath(["checked", $group.key, "moves"]; true) else . end
 						end)
+					| (if .refusal == null then forwarded($run; $group) else . end)
 					| setpath(["checked", $group.key, "busy"]; false)
 					| setpath(["group"]; $g + 1)
 				end);
@@ -1627,6 +1864,18 @@ def check_text($text; $depth; $outer):
 			setpath(["line"]; $members[$pipeline] | length)
 		else . end
 		| follow_cd
+		# parallel alone runs the lines it reads: when the line says what they
+		# are (its here-document, or what echo, printf or cat <<EOF before it
+		# prints), they are its code
+		| (if .run.code_on_stdin | not then .
+		else
+			($members[$pipeline] | first(range(length) as $p | select(.[$p] == $at) | $p)) as $position
+			| (if .run.command.stdin != null then .run.command.stdin
+			elif $position == 0 or some(.run.command.redirects[]; .[0] == "<") then null
+			else $runs[$members[$pipeline][$position - 1]] | fed_text end) as $text
+			| if $text == null then .
+			else .run |= (.from_input = false | .code_on_stdin = false | .code += [$text]) end
+		end)
 		| .data as $data | (.run.name | rules_for($data)) as $rules
 		# a long pipeline: what its commands read, looked at once per rule
 		| setpath(["pipeline"]; $pipeline)
@@ -1645,10 +1894,14 @@ def check_text($text; $depth; $outer):
 				end)
 		end)
 		| . as $c
-		| (if some($rules[]; has_word_fields) then $c.run | word_memo($c; some($rules[]; has("subcommand")))
+		# a program whose options take one dash or two alike: its rules judge
+		# its words with every option spelt with two
+		| ($c.run.name | fits($data["one dash or two"])) as $dashes
+		| (if $dashes then $c.run | .args |= two_dashes else $c.run end) as $worded
+		| (if some($rules[]; has_word_fields) then $worded | word_memo($c; some($rules[]; has("subcommand")); $dashes)
 		else null end) as $memo
 		| ($c.run.refusal // first($rules[] as $rule
-			| $c.run | select(holds($c; $rule; line; $at; $defs.functions; $memo; $last))
+			| $worded | select(holds($c; $rule; line; $at; $defs.functions; $memo; $last))
 			| {rule: $rule.id, reason: ($rule.reason // ""), instead: ($rule.instead // "")}) // null)
 			as $refusal
 		| if $refusal != null then setpath(["refusal"]; $refusal)
@@ -1685,7 +1938,18 @@ def check_text($text; $depth; $outer):
 		elif $parsed.too_slow then setpath(["refusal"]; too_slow)
 		else
 			.data as $data
-			| [$parsed.commands[] | . as $command | .words | unwrap($data; $command | del(.words))] as $all
+			| ($parsed.commands | assigned) as $values
+			| [$parsed.commands[] | . as $command | .words | unwrap($data; $command | del(.words, .keywords))]
+				as $unwrapped
+			# $cmd after cmd="rm -rf x": the command of its value (.again counts their words)
+			| (if $values == {} then {all: $unwrapped, again: .again}
+			else
+				[foreach $unwrapped[] as $run ([null, .again];
+					if $values[$run.name] == null then [$run, .[1]]
+					else [$run, .[1]] | run_variable($data; $values[$run.name]) end)]
+				| {all: map(.[0]), again: .[-1][1]}
+			end) as $read
+			| setpath(["again"]; $read.again) | $read.all as $all
 			# a body's commands run where the function is called; eval's
 			# functions last after it: their bodies are judged as they stand
 			| (if $parsed.bodies == [] or $outer.all then {}
@@ -1694,14 +1958,18 @@ def check_text($text; $depth; $outer):
 			else [$all[] | select(.command.body == null or $deferred[.command.body | tostring] == null)] end)
 				as $runs
 			| .texts as $key | setpath(["texts"]; $key + 1)
-			| {key: $key, functions: $parsed.functions, parents: $parsed.parents, outer: $outer,
+			| {key: $key, functions: $parsed.functions, parents: $parsed.parents, outer: $outer, values: $values,
 			   own: (if $deferred == {} then {}
 			   else
 				([$all[] | select(.command.body != null)] | group_by(.command.body)
 					| map({key: (.[0].command.body | tostring), value: .}) | from_entries) as $inside
+				# the commands that run the function's arguments ("$@", $1, ...)
+				| ([$parsed.commands[] | select(.body != null and some(.words[]; positional != null))]
+					| group_by(.body) | map({key: (.[0].body | tostring), value: .}) | from_entries) as $forwards
 				| $parsed.bodies | group_by(.name)
 				| map({key: .[0].name, value: (group_by(.scope)
-					| map({key: (.[0].scope | tostring), value: map({id, runs: ($inside[.id | tostring] // [])})})
+					| map({key: (.[0].scope | tostring), value: map({id, runs: ($inside[.id | tostring] // []),
+						forwards: ($forwards[.id | tostring] // [])})})
 					| from_entries)})
 				| from_entries
 			   end),
@@ -1735,7 +2003,7 @@ def check($data; $cwd):
 		($cwd | if type == "string" and startswith("/") and normal != [] then . else "/.project" end
 			| normal) as $project
 		| {data: $data, project: $project, here: ("/" + ($project | join("/"))), temp: $data.temp,
-		   texts: 0, checked: {}, deadline: (now + max_seconds)}
+		   texts: 0, checked: {}, again: 0, deadline: (now + max_seconds)}
 		| check_text($text; 0; null) | .refusal
 	end;
 

@@ -65,6 +65,9 @@ ANSI_C_LETTERS = {"a": 7, "b": 8, "e": 27, "E": 27, "f": 12, "n": 10, "r": 13}
 ANSI_C_LETTERS.update({"t": 9, "v": 11})
 # parallel's replacement strings: {}, {.}, {/}, {//}, {/.}, {#}, {%}, {1}, ...
 PARALLEL_REPLACE = re.compile(r"\{([0-9]*)(\.|/|//|/\.|#|%)?\}")
+# What a shell reads in a word other than its text: parallel's command words
+# with one of these are judged as words too (as -q keeps them).
+QUOTED = set(" \t\n'\"\\$`|&;<>()")
 # parallel runs at most this many values one by one; more count as unknown.
 MAX_VALUES = 64
 
@@ -87,6 +90,15 @@ TOO_LONG = Refusal(
     "too-long",
     f"a command of over {MAX_COMMAND} characters, too long to check",
     "split it up, or write long text to a file with the write tool",
+)
+# At most this many words of commands are judged again in one decision, with
+# a variable's value or a call's arguments in place ($cmd, f() { "$@"; }).
+MAX_AGAIN = 4096
+TOO_MANY_AGAIN = Refusal(
+    "too-many-calls",
+    f"more than {MAX_AGAIN} words of commands run through variables or function"
+    " arguments, too many to check",
+    "write the script to a file and run that",
 )
 TOO_DEEP = Refusal(
     "too-deep",
@@ -160,8 +172,9 @@ class Parser:
         self.open: list[Body] = []  # the bodies being read, innermost last
         self.braces = 0  # the { read and not yet closed by a }
 
-    def peek(self) -> str:
-        return self.tokens[self.i] if self.i < len(self.tokens) else ""
+    def peek(self, ahead: int = 0) -> str:
+        at = self.i + ahead
+        return self.tokens[at] if at < len(self.tokens) else ""
 
     def new_pipeline(self) -> int:
         self.pipelines += 1
@@ -401,6 +414,33 @@ class Parser:
                 parts.append(token)
         return "".join(parts)
 
+    def expansion(self, command: Simple, close: str) -> str:
+        """The text of ${...} (close "}") or $((...)) (close ")", after its
+        "(("), up to its end; the $(...) and `...` in it run: their commands
+        go to command.subs."""
+        start, depth = self.i, 0
+        while self.i < len(self.tokens):
+            token = self.tokens[self.i]
+            self.i += 1
+            if token == "$" and self.peek() == "(" and self.peek(1) != "(":
+                self.i += 1
+                command.subs.extend(self.parse(")"))
+            elif token == "`":
+                command.subs.extend(self.parse("`"))
+            elif token == "\\":
+                self.i += 1
+            elif close == "}" and "}" in token:
+                break
+            elif close == ")" and token == "(":
+                depth += 1
+            elif close == ")" and token == ")":
+                if depth == 0:
+                    if self.peek() == ")":
+                        self.i += 1
+                    break
+                depth -= 1
+        return "".join(self.tokens[start : self.i])
+
     def raw_until(self, close: str) -> str:
         """The text up to the token `close` (taken too), as it stands."""
         start = self.i
@@ -439,22 +479,16 @@ class Parser:
         following = self.peek()
         if following == "(":
             self.i += 1
-            if self.peek() == "(":  # $(( arithmetic )): no command in it
+            if self.peek() == "(":  # $(( arithmetic )): a number
                 self.i += 1
-                self.raw_until(")")
-                if self.peek() == ")":
-                    self.i += 1
+                self.expansion(command, ")")
                 parts.append("$((0))")
             else:
                 inner = self.parse(")")
                 command.subs.extend(inner)
                 parts.append(heredoc_text(inner))
         elif following.startswith("{"):  # ${...} as written, up to its }
-            start = self.i
-            while self.i < len(self.tokens) and "}" not in self.tokens[self.i]:
-                self.i += 1
-            self.i += 1
-            parts.append("$" + "".join(self.tokens[start : self.i]))
+            parts.append("$" + self.expansion(command, "}"))
         elif following == "'":  # $'...': escapes decoded as bash does
             self.i += 1
             start = self.i
@@ -583,6 +617,16 @@ def no_empty_pattern(name: str, data: dict) -> None:
 
 # The keys a policy may have (an included file's "include" is refused first).
 POLICY_KEYS = ("about", "include", "lists", "off", "option values", "rules")
+# The keys of guard-rules.json a policy adds to: objects merged name by name,
+# lists extended ("lists" and "option values" are read on their own).
+ADDS_TO = ("classes", "code", "find", "one dash or two", "programs", "shells")
+ADDS_TO += ("wrappers",)
+POLICY_KEYS += ADDS_TO
+# What a policy's new entry of "code" or "wrappers" may hold (a wrapper of
+# the template's may hold these too).
+NEW_ENTRY: dict = {"code": []}
+NEW_ENTRY["wrappers"] = {"options with value": [], "bare options": [], "args": 0}
+NEW_ENTRY["wrappers"].update({"assignments": False, "adds args": False})
 
 
 def is_names(value: object) -> bool:
@@ -611,9 +655,10 @@ POLICY_KINDS = (
 )
 
 
-def policy_keys(name: str, data: dict) -> None:
+def policy_keys(name: str, data: dict, template: dict) -> None:
     """RulesError when policy file `name` has a key the guard does not read (a
-    misspelt one would be left out unseen), or a value not of its key's kind."""
+    misspelt one would be left out unseen), or a value not of its key's kind
+    (for what it adds to guard-rules.json, `template`: the kind there)."""
     fix = f"fix {name} (./smoke-test points at the problem)"
     unknown = sorted(key for key in data if key not in POLICY_KEYS)
     if unknown:
@@ -622,9 +667,71 @@ def policy_keys(name: str, data: dict) -> None:
     for key, fits_key, problem in POLICY_KINDS:
         if key in data and not fits_key(data[key]):
             raise RulesError(name, problem, fix)
+    for key in ADDS_TO:
+        if key in data:
+            form = template.get(key, [] if key == "one dash or two" else {})
+            if key == "programs":  # only its languages' lists: "runs", ...
+                form = {"languages": form.get("languages", {})}
+            problem = form_problem(form, data[key], key, NEW_ENTRY.get(key))
+            if problem:
+                raise RulesError(name, problem, fix)
 
 
-def included(own: dict) -> list:
+def form_problem(form: object, value: object, where: str, entry=None) -> str:
+    """What is wrong with a policy's `value` at `where` (keys joined by /),
+    where guard-rules.json has `form`; a new name may be given when `entry`
+    (the form of one) is: "" if nothing is."""
+    if isinstance(form, list):
+        return "" if is_names(value) else f'has "{where}" that is not a list of names'
+    if isinstance(form, bool):
+        return (
+            ""
+            if isinstance(value, bool)
+            else f'has "{where}" that is not true or false'
+        )
+    if isinstance(form, (int, float)):
+        if is_count(value):
+            return ""
+        return f'has "{where}" that is not a whole number from 0 to 100'
+    if isinstance(form, str):
+        return "" if isinstance(value, str) else f'has "{where}" that is not a text'
+    if not isinstance(value, dict):
+        return f'has "{where}" that is not an object'
+    for key in sorted(value):
+        known = form.get(key)  # type: ignore[union-attr]
+        if isinstance(entry, dict) and isinstance(known, dict):
+            known = {**entry, **known}
+        elif known is None:
+            known = entry
+        if known is None:
+            return f'has a key the guard does not read: "{where}/{key}"'
+        problem = form_problem(known, value[key], f"{where}/{key}")
+        if problem:
+            return problem
+    return ""
+
+
+def is_count(value: object) -> bool:
+    """A whole number from 0 to 100 (1.0 is one): how many words to pass."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return 0 <= value <= 100 and value == int(value)
+
+
+def added(base: object, more: object) -> object:
+    """A policy's value added to the one before: objects merged name by
+    name, lists extended; anything else replaces."""
+    if isinstance(base, dict) and isinstance(more, dict):
+        out = dict(base)
+        for key, value in more.items():
+            out[key] = added(base.get(key), value)
+        return out
+    if isinstance(base, list) and isinstance(more, list):
+        return base + more
+    return more
+
+
+def included(own: dict, template: dict) -> list:
     """The team's policy files guard-policy.json names in "include", in order."""
     paths = [] if own.get("include") is None else own["include"]
     if not isinstance(paths, list) or not all(
@@ -646,7 +753,7 @@ def included(own: dict) -> list:
             fix = f'move the files {path} includes into guard-policy.json\'s "include"'
             raise RulesError(path, problem, fix)
         no_empty_pattern(path, data)
-        policy_keys(path, data)
+        policy_keys(path, data, template)
         layers.append(data)
     return layers
 
@@ -661,8 +768,8 @@ def policy() -> dict:
     own = load_json("guard-policy.json")
     no_empty_pattern(RULES_FILE, data)
     no_empty_pattern("guard-policy.json", own)
-    policy_keys("guard-policy.json", own)
-    return combined([data, *included(own), own])
+    policy_keys("guard-policy.json", own, data)
+    return combined([data, *included(own, data), own])
 
 
 def template_policy() -> dict:
@@ -674,7 +781,11 @@ def template_policy() -> dict:
 
 def combined(layers: list) -> dict:
     """The rules files LAYERS, the template's first, as one policy."""
-    data = layers[0]
+    data = dict(layers[0])
+    for layer in layers[1:]:
+        for key in ADDS_TO:
+            if key in layer:
+                data[key] = added(data.get(key), layer[key])
     lists = {k: v for layer in layers for k, v in layer.get("lists", {}).items()}
     kept: list[list] = []
     off: set = set()
@@ -1279,6 +1390,7 @@ class Invocation:
     chdir: str | None = None  # the folder a wrapper runs it in: env -C DIR
     from_input: bool = False  # runs code it reads: xargs sh -c, parallel
     refusal: Refusal | None = None  # a program too large to check
+    code_on_stdin: bool = False  # runs the lines it reads: parallel alone
 
 
 class Defs:
@@ -1292,6 +1404,7 @@ class Defs:
         self.outer = outer
         self.own: dict[str, dict[int, Group]] = {}  # by name, by scope
         self.exported: set[str] = set()
+        self.values = assigned(parser.commands)  # the variables set in it
         # eval's functions last after it: their bodies are judged as they stand
         deferred = not (outer and outer[2])
         for body in parser.bodies:
@@ -1361,6 +1474,7 @@ class Checker:
         self.secrets = classes.get("secret", [])
         self.not_secrets = classes.get("not secret", [])
         self.shells = data.get("shells", [])
+        self.again = 0  # words of commands judged again (MAX_AGAIN)
 
     def check(
         self, text: str, depth: int, outer: tuple | None = None
@@ -1375,6 +1489,8 @@ class Checker:
         runs = []
         for command in parser.commands:
             run = self.unwrap(command.words, command)
+            if run.name in defs.values:
+                run = self.run_variable(run, defs.values[run.name])
             body = command.body
             if body is not None and body.runs is not None:
                 body.runs.append(run)  # runs where the function is called
@@ -1392,6 +1508,11 @@ class Checker:
         if run.chdir is not None:
             return self.in_folder(run, line, depth)
         self.follow_cd(run, line)
+        if run.code_on_stdin:
+            text = known_input(run, line)
+            if text is not None:  # echo 'make a' | parallel: that is its code
+                run.from_input, run.code_on_stdin = False, False
+                run.code.append(text)
         if run.refusal:
             return run.refusal
         for rule in rules_for(self.data, run.name):
@@ -1422,6 +1543,23 @@ class Checker:
         if line.defs.knows(run.name):
             return self.call(run, line, depth)
         return None
+
+    def run_variable(self, run: Invocation, values: list) -> Invocation:
+        """A command named by a variable set in the code ($cmd after
+        cmd="rm -rf x"): the command of its first value, the others to be
+        judged beside it."""
+        found = []
+        for value in values:
+            found.append(split_string(value) + run.args)
+            self.again += len(found[-1])
+            if self.again > MAX_AGAIN:
+                run.refusal = TOO_MANY_AGAIN
+                return run
+        first, *others = found
+        inner = self.unwrap(first, run.command)
+        inner.chdir = run.chdir if inner.chdir is None else inner.chdir
+        inner.execs.extend(others)
+        return inner
 
     def in_folder(self, run: Invocation, line: Line, depth: int) -> Refusal | None:
         """A command a wrapper runs in another folder (env -C DIR): its
@@ -1459,7 +1597,33 @@ class Checker:
                     if refusal:
                         return refusal
                 group.moves = group.moves or self.here != here
+            refusal = self.forwarded(run, group, depth)
+            if refusal:
+                return refusal
             group.busy = False
+        return None
+
+    def forwarded(self, run: Invocation, group: Group, depth: int) -> Refusal | None:
+        """The commands of the bodies that run their arguments ("$@", $1,
+        ...), judged again with the arguments of this call in their place."""
+        for body in group.bodies:
+            for inner in body.runs or []:
+                words = with_arguments(inner.command.words, run.args)
+                if words is None:
+                    continue
+                if depth >= MAX_DEPTH:
+                    return TOO_DEEP
+                self.again += len(words)
+                if self.again > MAX_AGAIN:
+                    return TOO_MANY_AGAIN
+                here = self.here
+                new = self.unwrap(words, inner.command)
+                if new.name in body.defs.values:
+                    new = self.run_variable(new, body.defs.values[new.name])
+                refusal = self.check_run(new, Line([new], body.defs), depth + 1)
+                self.here = here
+                if refusal:
+                    return refusal
         return None
 
     def follow_cd(self, run: Invocation, line: Line) -> None:
@@ -1484,7 +1648,8 @@ class Checker:
         """The command that runs, behind keywords, assignments and wrappers."""
         wrappers = self.data.get("wrappers", {})
         i, adds_args = 0, False
-        state: dict = {"chdir": None, "replace": None, "splits": 0}
+        state: dict = {"chdir": None, "replace": None, "input file": None}
+        state["splits"] = 0
         while i < len(words):
             word = words[i]
             if word in KEYWORDS or "=" in word and ASSIGNMENT.match(word):
@@ -1514,7 +1679,7 @@ class Checker:
                 and ASSIGNMENT.match(words[i])
             ):
                 i += 1
-            i += wrapper.get("args", 0)
+            i += int(wrapper.get("args", 0))
             adds_args = adds_args or wrapper.get("adds args", False)
         name = basename(words[i]) if i < len(words) else ""
         args = words[i + 1 :]
@@ -1561,12 +1726,20 @@ class Checker:
         if len(values) > MAX_VALUES or len(values) * len(" ".join(cmd)) > MAX_COMMAND:
             values, unknown = [], True
         run = Invocation("parallel", [], command, [], [], chdir=state["chdir"])
+        # GNU parallel joins the command's words into one line; with -q, and
+        # moreutils' parallel, they stay words (bash -c 'CODE'): both judged
+        readings = [cmd]
+        if any(c in QUOTED for word in cmd for c in word):
+            readings.append([shell_quoted(word) for word in cmd])
         for value in values + ([INPUT] if unknown else []):
-            code = fill(cmd, value, state["replace"]) if cmd else value
-            if code == INPUT:
-                run.from_input = True
-            else:
-                run.code.append(code)
+            for reading in readings:
+                code = fill(reading, value, state["replace"]) if cmd else value
+                if code == INPUT:
+                    run.from_input = True
+                    # no values and no command: it runs the lines it reads
+                    run.code_on_stdin = at == len(words) and not state["input file"]
+                else:
+                    run.code.append(code)
         return run
 
     def find_code(self, run: Invocation) -> None:
@@ -1708,10 +1881,15 @@ class Checker:
             return False
         return self.words_hold(rule, run)
 
-    def words_hold(self, rule: dict, run: Invocation) -> bool:
+    def words_hold(
+        self, rule: dict, run: Invocation, with_value: list | None = None
+    ) -> bool:
         """Whether the rule's subcommand, option, arg and target fields hold."""
         args = run.args
-        with_value = self.data.get("option values", {}).get(run.name, [])
+        if with_value is None:
+            with_value = self.data.get("option values", {}).get(run.name, [])
+            if matches(run.name, self.data.get("one dash or two", [])):
+                return self.words_hold(*two_dashes(rule, run, with_value))
         if "subcommand" in rule:
             sub = subcommand(args, with_value)
             if sub is None or args[sub] not in rule["subcommand"]:
@@ -1826,7 +2004,7 @@ def wrapper_option(wrapper: dict, words: list, i: int, state: dict) -> tuple:
     option = words[i - 1]
     following = words[i] if i < len(words) else ""
     values = wrapper["values"]
-    for what in ("chdir", "split string", "replace"):
+    for what in ("chdir", "split string", "replace", "input file"):
         names = list(values.get(what, {}))
         value, takes_next = option_value(option, names, following)
         if value is None:
@@ -1929,23 +2107,107 @@ def shell_quoted(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
 
+# Where a function's arguments stand in its body: "$@", $*, $1, ${2}, ...
+POSITIONAL = re.compile(r"\$([@*1-9]|\{([@*]|[1-9])\})")
+# The commands that set the variables they are given (export X=1).
+SETTERS = ("export", "declare", "typeset", "local", "readonly")
+
+
+def assigned(commands: list) -> dict:
+    """The values each variable is set to in the code (cmd="rm -rf x", also
+    by export, declare, ...), by the name a command uses for it ("$cmd",
+    "${cmd}"); an array's words as written (cmd=(rm -rf x))."""
+    values: dict[str, dict] = {}  # each name's values, once each, in order
+    for command in commands:
+        words = command.words[command.keywords :]
+        if words and words[0] in SETTERS:
+            words = [word for word in words[1:] if not is_option(word)]
+        if not words or not all(ASSIGNMENT.match(word) for word in words):
+            continue
+        for word in words:
+            name, value = word.split("=", 1)
+            if "[" in name or name.endswith("+"):
+                continue  # a[1]=x, a+=x: a part of a value
+            if value.startswith("(") and value.endswith(")"):
+                value = value[1:-1]
+            values.setdefault(name, {})[value] = None
+    forms = ("$%s", "${%s}", "${%s[@]}", "${%s[*]}")
+    return {form % name: list(v) for name, v in values.items() for form in forms}
+
+
+def with_arguments(words: list, args: list) -> list | None:
+    """The words of a function's command with a call's arguments in place
+    of "$@", $1, ...; None when it has none of them."""
+    out: list[str] = []
+    found = False
+    for word in words:
+        match = POSITIONAL.fullmatch(word)
+        if match is None:
+            out.append(word)
+            continue
+        found = True
+        which = match.group(2) or match.group(1)
+        if which in ("@", "*"):
+            out.extend(args)
+        elif int(which) <= len(args):
+            out.extend(split_string(args[int(which) - 1]))
+    return out if found else None
+
+
 def fed_text(run: Invocation) -> str | None:
     """What echo or printf prints, or cat of its here-document (cat <<EOF)."""
-    if run.name in ("echo", "printf"):
-        return " ".join(printed(run))
+    if run.name == "printf":
+        return printf_text(run.args)
+    if run.name == "echo":
+        words, escapes = run.args, False
+        while words and words[0] in ("-e", "-n", "-E", "-ne", "-en"):
+            escapes = "e" in words[0]  # echo -e: \n is a new line
+            words = words[1:]
+        return ansi_c(" ".join(words)) if escapes else " ".join(words)
     if run.name == "cat" and not run.args and run.command.stdin is not None:
         return run.command.stdin
     return None
 
 
-def printed(run: Invocation) -> list:
-    """The words echo or printf prints: not echo's options, not printf's format."""
-    if run.name == "printf":
-        return run.args[1:] if len(run.args) > 1 else run.args
-    words = run.args
-    while words and words[0] in ("-e", "-n", "-E", "-ne", "-en"):
-        words = words[1:]
-    return words
+# A directive of printf's format: %s, %-10s, %d, %%, ...
+DIRECTIVE = re.compile(r"%(%|[-+ #0]*[0-9]*(\.[0-9]*)?[a-zA-Z])")
+
+
+def printf_text(args: list) -> str:
+    """What printf prints: its format, escapes read, with an argument in
+    place of each directive, again while arguments are left (past
+    MAX_COMMAND characters, the arguments left follow as they are)."""
+    if not args:
+        return ""
+    form, rest = ansi_c(args[0]), list(args[1:])
+    out: list[str] = []
+    size = 0
+    while True:
+        used = len(rest)
+        out.append(DIRECTIVE.sub(lambda m: printf_value(m, rest), form))
+        size += len(out[-1])
+        if not rest or used == len(rest):
+            return "".join(out)
+        if size > MAX_COMMAND:
+            return "".join(out) + " " + " ".join(rest)
+
+
+def printf_value(match: re.Match, rest: list) -> str:
+    """What one directive of printf's format prints: %% a %, else the next
+    argument (none left: nothing)."""
+    if match.group(1) == "%":
+        return "%"
+    return rest.pop(0) if rest else ""
+
+
+def known_input(run: Invocation, line: Line) -> str | None:
+    """What a command reads, when the line says: its here-document, or what
+    echo, printf or cat <<EOF before it in its pipeline prints."""
+    if run.command.stdin is not None:
+        return run.command.stdin
+    if run.position == 0 or any(op == "<" for op, _ in run.command.redirects):
+        return None
+    return fed_text(line.members(run)[run.position - 1])
 
 
 def fork_bomb(run: Invocation, line: Line) -> bool:
@@ -1956,6 +2218,23 @@ def fork_bomb(run: Invocation, line: Line) -> bool:
     if key not in line.memo:
         line.memo[key] = sum(other.name == run.name for other in line.members(run))
     return line.memo[key] > 1
+
+
+def two_dashes(rule: dict, run: Invocation, with_value: list) -> tuple:
+    """The rule, command and options that take a value of a program whose
+    options take one dash or two alike (terraform -destroy, --destroy), all
+    spelt with two: each option one name, never letters run together."""
+
+    def spelt(words: list) -> list:
+        return ["-" + w if is_option(w) and w[1] != "-" else w for w in words]
+
+    args = spelt(run.args)
+    rule = {
+        **rule,
+        **{k: spelt(rule[k]) for k in ("option", "not option") if k in rule},
+    }
+    inner = Invocation(run.name, args, run.command, run.code, run.execs)
+    return rule, inner, spelt(with_value)
 
 
 def rules_for(data: dict, name: str) -> list:

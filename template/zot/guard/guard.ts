@@ -48,6 +48,9 @@ const ANSI_C_LETTERS: Record<string, number> = {
 };
 // parallel's replacement strings: {}, {.}, {/}, {//}, {/.}, {#}, {%}, {1}, ...
 const PARALLEL_REPLACE = /\{([0-9]*)(\.|\/|\/\/|\/\.|#|%)?\}/gu;
+// What a shell reads in a word other than its text: parallel's command words
+// with one of these are judged as words too (as -q keeps them).
+const QUOTED = new Set(" \t\n'\"\\$`|&;<>()");
 // parallel runs at most this many values one by one; more count as unknown.
 const MAX_VALUES = 64;
 
@@ -72,6 +75,16 @@ const TOO_LONG: Refusal = {
 const TOO_DEEP: Refusal = {
   rule: "too-deep",
   reason: `code nested more than ${MAX_DEPTH} levels deep, too deep to check`,
+  instead: "write the script to a file and run that",
+};
+// At most this many words of commands are judged again in one decision,
+// with a variable's value or a call's arguments in place ($cmd, f() { "$@"; }).
+const MAX_AGAIN = 4096;
+const TOO_MANY_AGAIN: Refusal = {
+  rule: "too-many-calls",
+  reason:
+    `more than ${MAX_AGAIN} words of commands run through variables or function` +
+    " arguments, too many to check",
   instead: "write the script to a file and run that",
 };
 
@@ -136,8 +149,9 @@ class Parser {
     this.tokens = text.match(TOKEN) ?? [];
   }
 
-  peek(): string {
-    return this.i < this.tokens.length ? this.tokens[this.i] : "";
+  peek(ahead = 0): string {
+    const at = this.i + ahead;
+    return at < this.tokens.length ? this.tokens[at] : "";
   }
 
   newPipeline(): number {
@@ -439,6 +453,36 @@ class Parser {
     return parts.join("");
   }
 
+  /** The text of ${...} (close "}") or $((...)) (close ")", after its
+   * "(("), up to its end; the $(...) and `...` in it run: their commands
+   * go to command.subs. */
+  expansion(command: Simple, close: string): string {
+    const start = this.i;
+    let depth = 0;
+    while (this.i < this.tokens.length) {
+      const token = this.tokens[this.i++];
+      if (token === "$" && this.peek() === "(" && this.peek(1) !== "(") {
+        this.i++;
+        command.subs.push(...this.parse(")"));
+      } else if (token === "`") {
+        command.subs.push(...this.parse("`"));
+      } else if (token === "\\") {
+        this.i++;
+      } else if (close === "}" && token.includes("}")) {
+        break;
+      } else if (close === ")" && token === "(") {
+        depth++;
+      } else if (close === ")" && token === ")") {
+        if (depth === 0) {
+          if (this.peek() === ")") this.i++;
+          break;
+        }
+        depth--;
+      }
+    }
+    return this.tokens.slice(start, this.i).join("");
+  }
+
   /** The text up to the token `close` (taken too), as it stands. */
   rawUntil(close: string): string {
     const start = this.i;
@@ -479,10 +523,9 @@ class Parser {
     if (following === "(") {
       this.i++;
       if (this.peek() === "(") {
-        // $(( arithmetic )): no command in it
+        // $(( arithmetic )): a number
         this.i++;
-        this.rawUntil(")");
-        if (this.peek() === ")") this.i++;
+        this.expansion(command, ")");
         parts.push("$((0))");
       } else {
         const inner = this.parse(")");
@@ -491,15 +534,7 @@ class Parser {
       }
     } else if (following.startsWith("{")) {
       // ${...} as written, up to its }
-      const start = this.i;
-      while (
-        this.i < this.tokens.length &&
-        !this.tokens[this.i].includes("}")
-      ) {
-        this.i++;
-      }
-      this.i++;
-      parts.push("$" + this.tokens.slice(start, this.i).join(""));
+      parts.push("$" + this.expansion(command, "}"));
     } else if (following === "'") {
       // $'...': escapes decoded as bash does
       const start = ++this.i;
@@ -613,12 +648,14 @@ interface WrapperValues {
   chdir?: string[]; // env -C DIR
   "split string"?: string[]; // env -S STRING
   replace?: Record<string, string>; // xargs -I R, -i: {}
+  "input file"?: string[]; // xargs -a FILE: what it reads is not its input
 }
 
 /** What a wrapper's options say about the command it runs. */
 interface WrapperState {
   chdir?: string; // env -C DIR
   replace?: string; // xargs -I R
+  inputFile?: string; // parallel -a FILE
   splits: number; // how many env -S strings were split
 }
 
@@ -633,6 +670,7 @@ export interface Policy {
   code: Map<string, string[]>;
   shells: string[];
   optionValues: Map<string, string[]>;
+  oneDashOrTwo: string[]; // programs whose -name is --name
   byCommand: Map<string, Rule[]>; // rulesFor's answers
   find: FindTests;
   programs: Programs; // code run by python -c, node -e, ...
@@ -656,6 +694,7 @@ interface RulesFile {
   code?: Record<string, string[]>;
   shells?: string[];
   "option values"?: Record<string, string[]>;
+  "one dash or two"?: string[];
   find?: FindTests;
   programs?: Programs;
 }
@@ -739,7 +778,7 @@ function noEmptyPattern(name: string, data: RulesFile): void {
 }
 
 /** The team's policy files guard-policy.json names in "include", in order. */
-function included(own: RulesFile): RulesFile[] {
+function included(own: RulesFile, template: RulesFile): RulesFile[] {
   const paths: unknown = own.include ?? [];
   if (
     !Array.isArray(paths) ||
@@ -764,18 +803,54 @@ function included(own: RulesFile): RulesFile[] {
       throw new RulesError(path, problem, fix);
     }
     noEmptyPattern(path, data);
-    policyKeys(path, data, INCLUDED_KEYS);
+    policyKeys(path, data, INCLUDED_KEYS, template);
     return data;
   });
 }
 
+// The keys of guard-rules.json a policy adds to: objects merged name by name,
+// lists extended ("lists" and "option values" are read on their own).
+const ADDS_TO = [
+  "classes",
+  "code",
+  "find",
+  "one dash or two",
+  "programs",
+  "shells",
+  "wrappers",
+];
 // The keys the guard reads in an included file, and in guard-policy.json.
-const INCLUDED_KEYS = ["about", "lists", "off", "option values", "rules"];
+const INCLUDED_KEYS = [
+  "about",
+  "lists",
+  "off",
+  "option values",
+  "rules",
+  ...ADDS_TO,
+];
 const POLICY_KEYS = ["include", ...INCLUDED_KEYS];
+// What a policy's new entry of "code" or "wrappers" may hold (a wrapper of
+// the template's may hold these too).
+const NEW_ENTRY: Record<string, unknown> = {
+  code: [],
+  wrappers: {
+    "options with value": [],
+    "bare options": [],
+    args: 0,
+    assignments: false,
+    "adds args": false,
+  },
+};
 
 /** A RulesError when policy file `name` has a key not in `keys`, or a key
- * whose value is not what the guard reads there. */
-function policyKeys(name: string, data: RulesFile, keys: string[]): void {
+ * whose value is not what the guard reads there (for what it adds to
+ * guard-rules.json, `template`: the kind there). */
+function policyKeys(
+  name: string,
+  data: RulesFile,
+  keys: string[],
+  template: RulesFile,
+): void {
   const fix = `fix ${name} (./smoke-test points at the problem)`;
   const unknown = Object.keys(data).filter((key) => !keys.includes(key));
   if (unknown.length) {
@@ -783,8 +858,6 @@ function policyKeys(name: string, data: RulesFile, keys: string[]): void {
     const problem = `has a key the guard does not read: "${key}"`;
     throw new RulesError(name, problem, fix);
   }
-  const isNames = (value: unknown) =>
-    Array.isArray(value) && value.every((item) => typeof item === "string");
   const isLists = (value: unknown) =>
     isObject(value) && Object.values(value).every(isNames);
   const checks: [string, (value: unknown) => boolean, string][] = [
@@ -807,6 +880,93 @@ function policyKeys(name: string, data: RulesFile, keys: string[]): void {
       throw new RulesError(name, problem, fix);
     }
   }
+  const forms = template as Record<string, unknown>;
+  for (const key of ADDS_TO) {
+    if (!Object.hasOwn(values, key)) continue;
+    let form = Object.hasOwn(forms, key)
+      ? forms[key]
+      : key === "one dash or two"
+        ? []
+        : {};
+    if (key === "programs") {
+      // only its languages' lists: "runs", ...
+      const languages = isObject(form) ? form.languages : undefined;
+      form = { languages: languages ?? {} };
+    }
+    const problem = formProblem(form, values[key], key, NEW_ENTRY[key]);
+    if (problem) throw new RulesError(name, problem, fix);
+  }
+}
+
+function isNames(value: unknown): boolean {
+  return (
+    Array.isArray(value) && value.every((item) => typeof item === "string")
+  );
+}
+
+/** What is wrong with a policy's `value` at `where` (keys joined by /),
+ * where guard-rules.json has `form`; a new name may be given when `entry`
+ * (the form of one) is: "" if nothing is. */
+function formProblem(
+  form: unknown,
+  value: unknown,
+  where: string,
+  entry?: unknown,
+): string {
+  if (Array.isArray(form)) {
+    return isNames(value) ? "" : `has "${where}" that is not a list of names`;
+  }
+  if (typeof form === "boolean") {
+    if (typeof value === "boolean") return "";
+    return `has "${where}" that is not true or false`;
+  }
+  if (typeof form === "number") {
+    if (isCount(value)) return "";
+    return `has "${where}" that is not a whole number from 0 to 100`;
+  }
+  if (typeof form === "string") {
+    return typeof value === "string" ? "" : `has "${where}" that is not a text`;
+  }
+  if (!isObject(value)) return `has "${where}" that is not an object`;
+  for (const key of Object.keys(value).sort(byCodePoint)) {
+    let known =
+      isObject(form) && Object.hasOwn(form, key) ? form[key] : undefined;
+    if (isObject(entry) && isObject(known)) {
+      known = { ...entry, ...known };
+    } else if (known === undefined || known === null) {
+      known = entry;
+    }
+    if (known === undefined) {
+      return `has a key the guard does not read: "${where}/${key}"`;
+    }
+    const problem = formProblem(known, value[key], `${where}/${key}`);
+    if (problem) return problem;
+  }
+  return "";
+}
+
+/** A whole number from 0 to 100 (1.0 is one): how many words to pass. */
+function isCount(value: unknown): boolean {
+  return (
+    typeof value === "number" &&
+    0 <= value &&
+    value <= 100 &&
+    Number.isInteger(value)
+  );
+}
+
+/** A policy's value added to the one before: objects merged name by name,
+ * lists extended; anything else replaces. */
+function added(base: unknown, more: unknown): unknown {
+  if (isObject(base) && isObject(more)) {
+    const out = new Map(Object.entries(base));
+    for (const [key, value] of Object.entries(more)) {
+      out.set(key, added(out.get(key), value));
+    }
+    return Object.fromEntries(out);
+  }
+  if (Array.isArray(base) && Array.isArray(more)) return [...base, ...more];
+  return more;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -834,8 +994,8 @@ function policy(): Policy {
   const own = loadJson("guard-policy.json");
   noEmptyPattern(RULES_FILE, data);
   noEmptyPattern("guard-policy.json", own);
-  policyKeys("guard-policy.json", own, POLICY_KEYS);
-  loaded = combined([data, ...included(own), own]);
+  policyKeys("guard-policy.json", own, POLICY_KEYS, data);
+  loaded = combined([data, ...included(own, data), own]);
   return loaded;
 }
 
@@ -848,7 +1008,15 @@ export function templatePolicy(): Policy {
 
 /** The rules files `layers`, the template's first, as one policy. */
 function combined(layers: RulesFile[]): Policy {
-  const data = layers[0];
+  const merged: Record<string, unknown> = { ...layers[0] };
+  for (const layer of layers.slice(1) as Record<string, unknown>[]) {
+    for (const key of ADDS_TO) {
+      if (Object.hasOwn(layer, key)) {
+        merged[key] = added(merged[key], layer[key]);
+      }
+    }
+  }
+  const data = merged as RulesFile;
   const lists = new Map(
     layers.flatMap((layer) => Object.entries(layer.lists ?? {})),
   );
@@ -893,6 +1061,7 @@ function combined(layers: RulesFile[]): Policy {
     code: new Map(Object.entries(data.code ?? {})),
     shells: data.shells ?? [],
     optionValues,
+    oneDashOrTwo: data["one dash or two"] ?? [],
     byCommand: new Map(),
     find: data.find ?? {},
     programs: data.programs ?? {},
@@ -1561,6 +1730,7 @@ interface Invocation {
   chdir?: string; // the folder a wrapper runs it in: env -C DIR
   fromInput?: boolean; // runs code it reads: xargs sh -c, parallel
   refusal?: Refusal; // a program too large to check
+  codeOnStdin?: boolean; // runs the lines it reads: parallel alone
 }
 
 /** The functions a piece of code may call: its own, and those of the code
@@ -1571,6 +1741,7 @@ class Defs {
   readonly parents: number[];
   readonly own = new Map<string, Map<number, Group>>(); // by name, by scope
   readonly exported = new Set<string>();
+  readonly values: Map<string, string[]>; // the variables set in it
 
   constructor(
     parser: Parser,
@@ -1578,6 +1749,7 @@ class Defs {
   ) {
     this.functions = parser.functions;
     this.parents = parser.parents;
+    this.values = assigned(parser.commands);
     // eval's functions last after it: their bodies are judged as they stand
     const deferred = !outer?.[2];
     for (const body of parser.bodies) {
@@ -1678,6 +1850,7 @@ class Line {
 class Checker {
   readonly projectParts: string[];
   here: string | null;
+  again = 0; // words of commands judged again (MAX_AGAIN)
 
   constructor(
     readonly data: Policy,
@@ -1702,7 +1875,9 @@ class Checker {
     const defs = new Defs(parser, outer);
     const runs: Invocation[] = [];
     for (const command of parser.commands) {
-      const run = this.unwrap(command.words, command);
+      let run = this.unwrap(command.words, command);
+      const values = defs.values.get(run.name);
+      if (values) run = this.runVariable(run, values);
       // a function's commands run where it is called
       (command.body?.runs ?? runs).push(run);
       defs.export(run);
@@ -1718,6 +1893,15 @@ class Checker {
   checkRun(run: Invocation, line: Line, depth: number): Refusal | undefined {
     if (run.chdir !== undefined) return this.inFolder(run, line, depth);
     this.followCd(run, line);
+    if (run.codeOnStdin) {
+      const text = knownInput(run, line);
+      if (text !== undefined) {
+        // echo 'make a' | parallel: that is its code
+        run.fromInput = false;
+        run.codeOnStdin = false;
+        run.code.push(text);
+      }
+    }
     if (run.refusal) return run.refusal;
     for (const rule of rulesFor(this.data, run.name)) {
       if (this.holds(rule, run, line)) {
@@ -1760,6 +1944,26 @@ class Checker {
     return undefined;
   }
 
+  /** A command named by a variable set in the code ($cmd after
+   * cmd="rm -rf x"): the command of its first value, the others to be
+   * judged beside it. */
+  runVariable(run: Invocation, values: string[]): Invocation {
+    const found: string[][] = [];
+    for (const value of values) {
+      found.push([...splitString(value), ...run.args]);
+      this.again += found[found.length - 1].length;
+      if (this.again > MAX_AGAIN) {
+        run.refusal = TOO_MANY_AGAIN;
+        return run;
+      }
+    }
+    const [first, ...others] = found;
+    const inner = this.unwrap(first, run.command);
+    inner.chdir ??= run.chdir;
+    inner.execs.push(...others);
+    return inner;
+  }
+
   /** A function called: each body judged where it is first called. */
   call(run: Invocation, line: Line, depth: number): Refusal | undefined {
     for (const group of line.defs.groups(run.name, run.command.scope)) {
@@ -1779,7 +1983,32 @@ class Checker {
         }
         group.moves ||= this.here !== here;
       }
+      const refusal = this.forwarded(run, group, depth);
+      if (refusal) return refusal;
       group.busy = false;
+    }
+    return undefined;
+  }
+
+  /** The commands of the bodies that run their arguments ("$@", $1, ...),
+   * judged again with the arguments of this call in their place. */
+  forwarded(run: Invocation, group: Group, depth: number): Refusal | undefined {
+    for (const body of group.bodies) {
+      for (const inner of body.runs ?? []) {
+        const words = withArguments(inner.command.words, run.args);
+        if (words === undefined) continue;
+        if (depth >= MAX_DEPTH) return TOO_DEEP;
+        this.again += words.length;
+        if (this.again > MAX_AGAIN) return TOO_MANY_AGAIN;
+        const here = this.here;
+        let again = this.unwrap(words, inner.command);
+        const values = body.defs!.values.get(again.name);
+        if (values) again = this.runVariable(again, values);
+        const line = new Line([again], body.defs!);
+        const refusal = this.checkRun(again, line, depth + 1);
+        this.here = here;
+        if (refusal) return refusal;
+      }
     }
     return undefined;
   }
@@ -1915,7 +2144,7 @@ class Checker {
   ): Invocation {
     const lists = wrapper["value lists"] ?? {};
     const isList = (word: string) => Object.hasOwn(lists, word);
-    let at = i;
+    let at = Math.min(i, words.length); // parallel -d: past the end
     while (at < words.length && !isList(words[at])) at++;
     let values = new Set<string>();
     let unknown = at === words.length; // no ::: : the values come from its input
@@ -1942,10 +2171,23 @@ class Checker {
       position: 0,
       chdir: state.chdir,
     };
+    // GNU parallel joins the command's words into one line; with -q, and
+    // moreutils' parallel, they stay words (bash -c 'CODE'): both judged
+    const readings = [cmd];
+    if (cmd.some((word) => [...word].some((c) => QUOTED.has(c)))) {
+      readings.push(cmd.map(shellQuoted));
+    }
     for (const value of values) {
-      const code = cmd.length ? fill(cmd, value, state.replace) : value;
-      if (code === INPUT) run.fromInput = true;
-      else run.code.push(code);
+      for (const reading of readings) {
+        const code = cmd.length ? fill(reading, value, state.replace) : value;
+        if (code === INPUT) {
+          run.fromInput = true;
+          // no values and no command: it runs the lines it reads
+          run.codeOnStdin = at === words.length && !state.inputFile;
+        } else {
+          run.code.push(code);
+        }
+      }
     }
     return run;
   }
@@ -2131,9 +2373,12 @@ class Checker {
   }
 
   /** Whether the rule's subcommand, option, arg and target fields hold. */
-  wordsHold(rule: Rule, run: Invocation): boolean {
+  wordsHold(rule: Rule, run: Invocation, given?: string[]): boolean {
     let args = run.args;
-    const withValue = this.data.optionValues.get(run.name) ?? [];
+    const withValue = given ?? this.data.optionValues.get(run.name) ?? [];
+    if (given === undefined && matches(run.name, this.data.oneDashOrTwo)) {
+      return this.wordsHold(...twoDashes(rule, run, withValue));
+    }
     if (rule.subcommand) {
       const sub = subcommand(args, withValue);
       if (sub === undefined || !rule.subcommand.includes(args[sub]))
@@ -2268,7 +2513,8 @@ function wrapperOption(
   const values = wrapper.values ?? {};
   const replace = values.replace ?? {};
   const kinds = [values.chdir ?? [], values["split string"] ?? []];
-  for (const [what, names] of [...kinds, Object.keys(replace)].entries()) {
+  kinds.push(Object.keys(replace), values["input file"] ?? []);
+  for (const [what, names] of kinds.entries()) {
     const found = optionValue(option, names, following);
     if (!found) continue;
     let [value, next] = found;
@@ -2283,6 +2529,7 @@ function wrapperOption(
     }
     if (what === 0) state.chdir = value;
     if (what === 2) state.replace = value;
+    if (what === 3) state.inputFile = value;
     return [words, end];
   }
   if ((wrapper["options with value"] ?? []).includes(option)) i++;
@@ -2366,23 +2613,127 @@ function shellQuoted(value: string): string {
   return "'" + value.replaceAll("'", "'\\''") + "'";
 }
 
+// Where a function's arguments stand in its body: "$@", $*, $1, ${2}, ...
+const POSITIONAL = /^\$([@*1-9]|\{([@*]|[1-9])\})$/u;
+// The commands that set the variables they are given (export X=1).
+const SETTERS = ["export", "declare", "typeset", "local", "readonly"];
+
+/** The values each variable is set to in the code (cmd="rm -rf x", also by
+ * export, declare, ...), by the name a command uses for it ("$cmd",
+ * "${cmd}"); an array's words as written (cmd=(rm -rf x)). */
+function assigned(commands: Simple[]): Map<string, string[]> {
+  const values = new Map<string, Set<string>>(); // each name's, once each
+  for (const command of commands) {
+    let words = command.words.slice(command.keywords);
+    if (words.length && SETTERS.includes(words[0])) {
+      words = words.slice(1).filter((word) => !isOption(word));
+    }
+    if (!words.length || !words.every((word) => ASSIGNMENT.test(word))) {
+      continue;
+    }
+    for (const word of words) {
+      const equals = word.indexOf("=");
+      const name = word.slice(0, equals);
+      let value = word.slice(equals + 1);
+      if (name.includes("[") || name.endsWith("+")) {
+        continue; // a[1]=x, a+=x: a part of a value
+      }
+      if (value.startsWith("(") && value.endsWith(")")) {
+        value = value.slice(1, -1);
+      }
+      let set = values.get(name);
+      if (!set) values.set(name, (set = new Set()));
+      set.add(value);
+    }
+  }
+  const forms = new Map<string, string[]>();
+  for (const [name, set] of values) {
+    const all = [...set];
+    forms.set("$" + name, all);
+    forms.set("${" + name + "}", all);
+    forms.set("${" + name + "[@]}", all);
+    forms.set("${" + name + "[*]}", all);
+  }
+  return forms;
+}
+
+/** The words of a function's command with a call's arguments in place of
+ * "$@", $1, ...; undefined when it has none of them. */
+function withArguments(words: string[], args: string[]): string[] | undefined {
+  const out: string[] = [];
+  let found = false;
+  for (const word of words) {
+    const match = POSITIONAL.exec(word);
+    if (!match) {
+      out.push(word);
+      continue;
+    }
+    found = true;
+    const which = match[2] ?? match[1];
+    if (which === "@" || which === "*") {
+      out.push(...args);
+    } else if (Number(which) <= args.length) {
+      out.push(...splitString(args[Number(which) - 1]));
+    }
+  }
+  return found ? out : undefined;
+}
+
 /** What echo or printf prints, or cat of its here-document (cat <<EOF). */
 function fedText(run: Invocation): string | undefined {
-  if (["echo", "printf"].includes(run.name)) return printed(run).join(" ");
+  if (run.name === "printf") return printfText(run.args);
+  if (run.name === "echo") {
+    let words = run.args;
+    let escapes = false;
+    while (
+      words.length &&
+      ["-e", "-n", "-E", "-ne", "-en"].includes(words[0])
+    ) {
+      escapes = words[0].includes("e"); // echo -e: \n is a new line
+      words = words.slice(1);
+    }
+    return escapes ? ansiC(words.join(" ")) : words.join(" ");
+  }
   if (run.name === "cat" && !run.args.length) return run.command.stdin;
   return undefined;
 }
 
-/** The words echo or printf prints: not echo's options, not printf's format. */
-function printed(run: Invocation): string[] {
-  if (run.name === "printf") {
-    return run.args.length > 1 ? run.args.slice(1) : run.args;
+// A directive of printf's format: %s, %-10s, %d, %%, ...
+const DIRECTIVE = /%(%|[-+ #0]*[0-9]*(\.[0-9]*)?[a-zA-Z])/gu;
+
+/** What printf prints: its format, escapes read, with an argument in place
+ * of each directive, again while arguments are left. */
+function printfText(args: string[]): string {
+  if (!args.length) return "";
+  const form = ansiC(args[0]);
+  const rest = args.slice(1);
+  let at = 0; // the next argument
+  const out: string[] = [];
+  let size = 0;
+  for (;;) {
+    const used = at;
+    // %% prints a %, another directive the next argument (none left: nothing)
+    out.push(
+      form.replace(DIRECTIVE, (directive) =>
+        directive === "%%" ? "%" : at < rest.length ? rest[at++] : "",
+      ),
+    );
+    size += out[out.length - 1].length;
+    if (at === rest.length || used === at) return out.join("");
+    // past MAX_COMMAND characters, the arguments left follow as they are
+    if (size > MAX_COMMAND)
+      return `${out.join("")} ${rest.slice(at).join(" ")}`;
   }
-  let words = run.args;
-  while (words.length && ["-e", "-n", "-E", "-ne", "-en"].includes(words[0])) {
-    words = words.slice(1);
+}
+
+/** What a command reads, when the line says: its here-document, or what
+ * echo, printf or cat <<EOF before it in its pipeline prints. */
+function knownInput(run: Invocation, line: Line): string | undefined {
+  if (run.command.stdin !== undefined) return run.command.stdin;
+  if (run.position === 0 || run.command.redirects.some(([op]) => op === "<")) {
+    return undefined;
   }
-  return words;
+  return fedText(line.members(run)[run.position - 1]);
 }
 
 /** A function defined here, run twice in one pipeline: name() { name | name & }. */
@@ -2394,6 +2745,23 @@ function forkBomb(run: Invocation, line: Line): boolean {
     () => line.members(run).filter((other) => other.name === run.name).length,
   );
   return count > 1;
+}
+
+/** The rule, command and options that take a value of a program whose
+ * options take one dash or two alike (terraform -destroy, --destroy), all
+ * spelt with two: each option one name, never letters run together. */
+function twoDashes(
+  rule: Rule,
+  run: Invocation,
+  withValue: string[],
+): [Rule, Invocation, string[]] {
+  const spelt = (words: string[]) =>
+    words.map((w) => (isOption(w) && w[1] !== "-" ? "-" + w : w));
+  const spelled: Rule = { ...rule };
+  if (rule.option) spelled.option = spelt(rule.option);
+  if (rule["not option"]) spelled["not option"] = spelt(rule["not option"]);
+  const inner: Invocation = { ...run, args: spelt(run.args) };
+  return [spelled, inner, spelt(withValue)];
 }
 
 /** The rules whose command fits `name`, or that name none, in order. */

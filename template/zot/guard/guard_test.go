@@ -104,6 +104,15 @@ func TestGuardRefusesAPolicyWithAKeyItDoesNotReadOrOfTheWrongKind(t *testing.T) 
 		`{"lists": [], "off": 1}`:                        `has an "off" that is not a list of rule ids`,
 		`{"option values": {"kubectl": ["-n", null]}}`:   `has "option values" that is not an object of lists of options`,
 		`{"lists": {"a": ["", 1]}}`:                      `has an empty pattern in list "a"`,
+		`{"shells": "tclsh"}`:                            `has "shells" that is not a list of names`,
+		`{"classes": {"prod": ["/srv/*"]}}`:              `has a key the guard does not read: "classes/prod"`,
+		`{"code": {"tclsh": "-c"}}`:                      `has "code/tclsh" that is not a list of names`,
+		`{"find": {"about": 1}}`:                         `has "find/about" that is not a text`,
+		`{"wrappers": {"env": {"assignments": 1}}}`:      `has "wrappers/env/assignments" that is not true or false`,
+		`{"wrappers": {"nohup": {"args": 1.5}}}`:         `has "wrappers/nohup/args" that is not a whole number from 0 to 100`,
+		`{"wrappers": {"f": {"bare option": []}}}`:       `has a key the guard does not read: "wrappers/f/bare option"`,
+		`{"programs": {"languages": {"tcl": {}}}}`:       `has a key the guard does not read: "programs/languages/tcl"`,
+		`{"one dash or two": {}}`:                        `has "one dash or two" that is not a list of names`,
 	}
 	for policy, problem := range cases {
 		refusal := policyRefusal(policy)
@@ -115,7 +124,8 @@ func TestGuardRefusesAPolicyWithAKeyItDoesNotReadOrOfTheWrongKind(t *testing.T) 
 			t.Errorf("%s: %+v, want %+v", policy, refusal, want)
 		}
 	}
-	every := `{"about": 1, "include": [], "lists": {}, "off": [], "option values": {}, "rules": []}`
+	every := `{"about": 1, "include": [], "lists": {}, "off": [], "option values": {}, "rules": [], "classes": {},
+		"code": {}, "find": {}, "one dash or two": [], "programs": {}, "shells": [], "wrappers": {"nohup": {"args": 1.0}}}`
 	if refusal := policyRefusal(every); refusal != nil {
 		t.Errorf("a policy with every key: %+v", refusal)
 	}
@@ -169,6 +179,43 @@ func TestGuardPolicyOptionValuesAddToTheTemplates(t *testing.T) {
 		refusal := newChecker(p, "/home/user/project").check(c.command, 0, nil, 0, false)
 		if (refusal != nil) != c.refused || c.refused && refusal.Rule != "no-drop" {
 			t.Errorf("%s with %s: %+v, want refused %v", c.command, c.optionValues, refusal, c.refused)
+		}
+	}
+}
+
+// A policy, and the files it includes, add to guard-rules.json's wrappers,
+// shells, code, "one dash or two", ...: a wrapper's "args" may be 1.0.
+func TestGuardPolicyAddsToTheTemplatesLists(t *testing.T) {
+	t.Chdir(t.TempDir())
+	team := `{"wrappers": {"firejail": {"options with value": ["--profile"]}}, "shells": ["tclsh"]}`
+	if err := os.WriteFile("team.json", []byte(team), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rule := `{"id": "no-drop", "command": ["mytool"], "option": ["-drop"], "reason": "r", "instead": "i"}`
+	commands := map[string]string{
+		"firejail --profile strict rm -rf ~": "delete-outside-project",
+		"tclsh -c 'rm -rf ~'":                "delete-outside-project",
+		"mytool --env prod --drop users":     "no-drop",
+		"nohup 5 rm -rf ~":                   "delete-outside-project",
+	}
+	cases := []struct {
+		policy  string
+		refused bool
+	}{
+		{`{"rules": [` + rule + `]}`, false},
+		{`{"include": ["team.json"], "rules": [` + rule + `], "code": {"tclsh": ["-c"]},
+			"one dash or two": ["mytool"], "wrappers": {"nohup": {"args": 1.0}}}`, true},
+	}
+	for _, c := range cases {
+		p, err := readPolicy(rulesJSON, []byte(c.policy))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for command, rule := range commands {
+			refusal := newChecker(p, "/home/user/project").check(command, 0, nil, 0, false)
+			if (refusal != nil) != c.refused || c.refused && refusal.Rule != rule {
+				t.Errorf("%s under %s: %+v, want refused %v", command, c.policy, refusal, c.refused)
+			}
 		}
 	}
 }

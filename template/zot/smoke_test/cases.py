@@ -312,6 +312,66 @@ def rules_problems(
     return problems
 
 
+# What a policy adds to guard-rules.json besides rules and lists: objects
+# merged name by name, lists extended; the form of a new name where one may
+# be given (a new interpreter's code options, a new wrapper).
+POLICY_ADDS = ("classes", "code", "find", "one dash or two", "programs", "shells")
+POLICY_ADDS += ("wrappers",)
+NEW_ENTRIES: dict = {"code": []}
+NEW_ENTRIES["wrappers"] = {"options with value": [], "bare options": [], "args": 0}
+NEW_ENTRIES["wrappers"].update({"assignments": False, "adds args": False})
+FORM_NAMES = {list: "a list of names", bool: "true or false", str: "a text"}
+FORM_NAMES.update({dict: "an object", int: "a whole number from 0 to 100"})
+
+
+def policy_form_problems(data: dict, template: dict) -> list[str]:
+    """What a policy adds to guard-rules.json (`template`) that the guard
+    cannot read: a name it does not know, or a value of another kind."""
+    problems: list[str] = []
+
+    def walk(form: object, value: object, where: str, entry: object = None) -> None:
+        kind = next(
+            k for k in (bool, int, float, list, str, dict) if isinstance(form, k)
+        )
+        fits = {
+            list: lambda v: isinstance(v, list) and all(isinstance(n, str) for n in v),
+            bool: lambda v: isinstance(v, bool),
+            str: lambda v: isinstance(v, str),
+            dict: lambda v: isinstance(v, dict),
+        }.get(kind, is_count)
+        if not fits(value):
+            name = FORM_NAMES.get(kind, FORM_NAMES[int])
+            problems.append(f"{q(where)} must be {name}")
+            return
+        if not isinstance(form, dict) or not isinstance(value, dict):
+            return
+        for key in sorted(value):
+            known = form.get(key)
+            if isinstance(entry, dict) and isinstance(known, dict):
+                known = {**entry, **known}
+            elif known is None:
+                known = entry
+            if known is None:
+                problems.append(f"{q(where + '/' + key)}: the guard does not read it")
+            else:
+                walk(known, value[key], f"{where}/{key}")
+
+    for key in POLICY_ADDS:
+        if key in data:
+            form = template.get(key, [] if key == "one dash or two" else {})
+            if key == "programs":  # only its languages' lists: "runs", ...
+                form = {"languages": form.get("languages", {})}
+            walk(form, data[key], key, NEW_ENTRIES.get(key))
+    return problems
+
+
+def is_count(value: object) -> bool:
+    """A whole number from 0 to 100 (1.0 is one): how many words to pass."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return 0 <= value <= 100 and value == int(value)
+
+
 def refusal_parts(reason: str) -> tuple[str, str]:
     """The rule id and the rest of a refusal: refused by NAME (RULE): WHY."""
     match = re.match(r"refused by [^(]*\(([^()]+)\): (.*)", reason, re.DOTALL)

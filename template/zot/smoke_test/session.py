@@ -10,6 +10,7 @@ import time
 
 from .cases import (
     CASES_FILE,
+    POLICY_ADDS,
     RULES_FILE,
     command_expectations,
     file_expectations,
@@ -18,6 +19,7 @@ from .cases import (
     intercept_expectations,
     load_guard_cases,
     load_smoke_json,
+    policy_form_problems,
     prompt_expectations,
     refusal_parts,
     rule_files,
@@ -66,7 +68,12 @@ LATE_RESULT = 1.0
 STOP_GRACE = 2.0
 POLL = 0.03  # how often /proc is looked at meanwhile
 # What the guard reads of guard-policy.json (a file it includes: not include).
-POLICY_KEYS = ("about", "off", "rules", "lists", "option values", "include")
+POLICY_KEYS = ("about", "off", "rules", "lists", "option values", *POLICY_ADDS)
+POLICY_KEYS += ("include",)
+
+
+# The rule of a guard that cannot read its rules: it refuses every command.
+UNUSABLE_RULES = "unreadable-rules"
 
 
 class Session(Wire):
@@ -697,6 +704,7 @@ class Session(Wire):
                     for key in data
                     if key not in known
                 ]
+                problems += policy_form_problems(data, files[0][1] or {})
             self.report.verdict(name, problems, "rules well formed")
             rules = data.get("rules")
             for rule in rules if isinstance(rules, list) else []:
@@ -730,6 +738,9 @@ class Session(Wire):
                     continue
                 problems, block, reason = check_intercept_response(answer)
                 got_rule = refusal_parts(reason)[0] if block else ""
+                if got_rule == UNUSABLE_RULES:  # every command: one line says why
+                    self.report.fail("guard-cases.json", f"not judged: {reason}")
+                    return
                 if problems or block != want_block:
                     got = "; ".join(problems) or ("refused" if block else "allowed")
                     wrong.append(f"{q(command)}: {got}")
