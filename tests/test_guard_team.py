@@ -188,3 +188,53 @@ def test_the_smoke_test_names_a_policy_key_the_guard_does_not_read(projects, tmp
     cases = [c for c in checks if c["check"].startswith("guard-cases.json")]
     assert [(c["status"], c["check"]) for c in cases] == [("fail", "guard-cases.json")]
     assert cases[0]["detail"].startswith("not judged: refused by")
+
+
+def test_the_cases_of_rules_switched_off_are_left_out_and_a_team_brings_its_own(projects, tmp_path):
+    project = projects.fresh_copy(tmp_path, "python", ["guard"])
+    team = {**TEAM_POLICY, "lists": {}}  # (a list replaced changes what a rule sees)
+    with_team(project, "python", team, off=["git-branch-force-delete"])
+    team_cases = {"refused": {"npm publish --tag next": "team-no-publish"}}
+    team_cases["allowed"] = ["npm pack", "chmod -R 777 build"]  # the team's off
+    (project / TEAM).with_name("guard-cases.json").write_text(json.dumps(team_cases))
+    checks = json.loads(run(["./smoke-test", "--json"], project).stdout)["checks"]
+    assert [c for c in checks if c["status"] == "fail"] == []
+    by_check = {c["check"]: (c["status"], c["detail"]) for c in checks}
+    # the team's off and the project's, each in one line; the rest judged
+    assert by_check["guard-cases.json"] == (
+        "skip",
+        "16 commands of rules switched off: chmod-wide-open (10), git-branch-force-delete (6)",
+    )
+    assert by_check["guard-cases.json: 697 commands refused"][0] == "pass"
+    cases = "team-policy/guard-cases.json"
+    assert by_check[f"{cases}: 1 commands refused"][0] == "pass"
+    assert by_check[f"{cases}: 2 commands allowed"][0] == "pass"
+
+    # a case the team's rules get wrong fails, labelled with the team's file
+    team_cases["allowed"].append("npm publish")
+    (project / TEAM).with_name("guard-cases.json").write_text(json.dumps(team_cases))
+    checks = json.loads(run(["./smoke-test", "--json"], project).stdout)["checks"]
+    failed = [(c["check"], c["detail"]) for c in checks if c["status"] == "fail"]
+    assert failed == [(f"{cases}: must allow", '"npm publish": refused')]
+
+
+def test_a_team_policy_missing_from_a_submodule_names_the_command_that_fetches_it(
+    projects, tmp_path
+):
+    project = projects.fresh_copy(tmp_path, "python", ["guard"])
+    write_policy(project, include=[TEAM])
+    (project / ".gitmodules").write_text(
+        '[submodule "team-policy"]\n\tpath = team-policy\n\turl = https://example.com/p.git\n'
+    )
+    checks = json.loads(run(["./smoke-test", "--json", "--no-expect"], project).stdout)["checks"]
+    failed = {c["check"]: c["detail"] for c in checks if c["status"] == "fail"}
+    assert failed[TEAM] == (
+        "missing: the guard refuses every bash command"
+        " (it comes from a git submodule: git submodule update --init team-policy)"
+    )
+    # the guard's own reason says so too, in every language alike
+    warning = refuses_every_command_and_warns_once(project, tmp_path, TEAM)
+    assert "(from a submodule: git submodule update --init)" in warning
+    # CI checks the submodules out with the project
+    ci = (project / ".github/workflows/ci.yml").read_text()
+    assert "submodules: true" in ci.split("run: ./build")[0]

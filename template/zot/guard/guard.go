@@ -1488,7 +1488,7 @@ func readIncluded(own, template map[string]json.RawMessage) ([]layer, error) {
 
 // readIncludedFile reads a file guard-policy.json includes as a JSON object.
 func readIncludedFile(path string) (map[string]json.RawMessage, error) {
-	text, err := readRulesFile(path, fmt.Sprintf(`restore %s, or take it out of "include" in guard-policy.json`, path))
+	text, err := readRulesFile(path, fmt.Sprintf(`restore %s (from a submodule: git submodule update --init), or take it out of "include" in guard-policy.json`, path))
 	if err != nil {
 		return nil, err
 	}

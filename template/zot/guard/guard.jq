@@ -639,7 +639,7 @@ def unusable($file; $problem):
 	error({unusable: {rule: "unreadable-rules",
 		reason: "\($file) \($problem), so the guard refuses every command",
 		instead: (if $problem | startswith("is missing") and ($file == "zot/guard/guard-rules.json" or $file == "guard-policy.json" | not) then
-				"restore \($file), or take it out of \"include\" in guard-policy.json"
+				"restore \($file) (from a submodule: git submodule update --init), or take it out of \"include\" in guard-policy.json"
 			elif $problem | startswith("is missing") then "restore \($file) (git checkout \($file), or copier update)"
 			elif $problem | startswith("includes ") then "name a file inside the extension's folder, relative to it"
 			elif $problem | startswith("has an \"include\" that is not") then

@@ -585,7 +585,8 @@ def load_json(name: str) -> dict:
     except FileNotFoundError:
         fix = f"restore {name} (git checkout {name}, or copier update)"
         if name not in (RULES_FILE, "guard-policy.json"):
-            fix = f'restore {name}, or take it out of "include" in guard-policy.json'
+            fix = f"restore {name} (from a submodule: git submodule update --init),"
+            fix += ' or take it out of "include" in guard-policy.json'
         raise RulesError(name, "is missing", fix) from None
     except OSError as err:
         problem = f"cannot be read ({err.strerror})"
@@ -1475,6 +1476,7 @@ class Checker:
         self.not_secrets = classes.get("not secret", [])
         self.shells = data.get("shells", [])
         self.again = 0  # words of commands judged again (MAX_AGAIN)
+        self.long: dict[str, bool] = {}  # one_dash_or_two, by name
 
     def check(
         self, text: str, depth: int, outer: tuple | None = None
@@ -1888,7 +1890,7 @@ class Checker:
         args = run.args
         if with_value is None:
             with_value = self.data.get("option values", {}).get(run.name, [])
-            if matches(run.name, self.data.get("one dash or two", [])):
+            if self.one_dash_or_two(run.name):
                 return self.words_hold(*two_dashes(rule, run, with_value))
         if "subcommand" in rule:
             sub = subcommand(args, with_value)
@@ -1917,6 +1919,12 @@ class Checker:
             targets = pick_targets(rule, args, positionals, values)
             return any(self.has_class(target, rule["target"]) for target in targets)
         return True
+
+    def one_dash_or_two(self, name: str) -> bool:
+        """Whether the options of command `name` take one dash or two alike."""
+        if name not in self.long:
+            self.long[name] = matches(name, self.data.get("one dash or two", []))
+        return self.long[name]
 
     def has_class(self, word: str, classes: list) -> bool:
         if "secret" in classes:
@@ -2119,8 +2127,11 @@ def assigned(commands: list) -> dict:
     "${cmd}"); an array's words as written (cmd=(rm -rf x))."""
     values: dict[str, dict] = {}  # each name's values, once each, in order
     for command in commands:
+        first = command.words[command.keywords : command.keywords + 1]
+        if not first or "=" not in first[0] and first[0] not in SETTERS:
+            continue  # the usual case: a command, not an assignment
         words = command.words[command.keywords :]
-        if words and words[0] in SETTERS:
+        if words[0] in SETTERS:
             words = [word for word in words[1:] if not is_option(word)]
         if not words or not all(ASSIGNMENT.match(word) for word in words):
             continue

@@ -737,7 +737,7 @@ function loadJson(name: string): RulesFile {
       const ours = name === RULES_FILE || name === "guard-policy.json";
       const fix = ours
         ? `restore ${name} (git checkout ${name}, or copier update)`
-        : `restore ${name}, or take it out of "include" in guard-policy.json`;
+        : `restore ${name} (from a submodule: git submodule update --init), or take it out of "include" in guard-policy.json`;
       throw new RulesError(name, "is missing", fix);
     }
     throw new RulesError(name, `cannot be read (${message})`, `fix ${name}`);
@@ -1851,6 +1851,7 @@ class Checker {
   readonly projectParts: string[];
   here: string | null;
   again = 0; // words of commands judged again (MAX_AGAIN)
+  readonly long = new Map<string, boolean>(); // oneDashOrTwo, by name
 
   constructor(
     readonly data: Policy,
@@ -2373,10 +2374,20 @@ class Checker {
   }
 
   /** Whether the rule's subcommand, option, arg and target fields hold. */
+  /** Whether the options of command `name` take one dash or two alike. */
+  oneDashOrTwo(name: string): boolean {
+    let long = this.long.get(name);
+    if (long === undefined) {
+      long = matches(name, this.data.oneDashOrTwo);
+      this.long.set(name, long);
+    }
+    return long;
+  }
+
   wordsHold(rule: Rule, run: Invocation, given?: string[]): boolean {
     let args = run.args;
     const withValue = given ?? this.data.optionValues.get(run.name) ?? [];
-    if (given === undefined && matches(run.name, this.data.oneDashOrTwo)) {
+    if (given === undefined && this.oneDashOrTwo(run.name)) {
       return this.wordsHold(...twoDashes(rule, run, withValue));
     }
     if (rule.subcommand) {
@@ -2624,8 +2635,15 @@ const SETTERS = ["export", "declare", "typeset", "local", "readonly"];
 function assigned(commands: Simple[]): Map<string, string[]> {
   const values = new Map<string, Set<string>>(); // each name's, once each
   for (const command of commands) {
+    const first = command.words[command.keywords];
+    if (
+      first === undefined ||
+      (!first.includes("=") && !SETTERS.includes(first))
+    ) {
+      continue; // the usual case: a command, not an assignment
+    }
     let words = command.words.slice(command.keywords);
-    if (words.length && SETTERS.includes(words[0])) {
+    if (SETTERS.includes(words[0])) {
       words = words.slice(1).filter((word) => !isOption(word));
     }
     if (!words.length || !words.every((word) => ASSIGNMENT.test(word))) {

@@ -126,27 +126,30 @@ def zot_tools_of(path: str) -> dict:
     return {} if answers_problem(answers) else answers
 
 
-def load_guard_cases(path: str, report: Report) -> dict:
-    """Read guard-cases.json: commands to refuse (with the rule that must refuse
-    each) and commands to allow, judged with "cwd" as the project folder."""
+def load_guard_cases(
+    path: str, report: Report, label: str = "guard-cases.json"
+) -> dict:
+    """Read guard-cases.json (a team's too, reported as `label`): commands to
+    refuse (with the rule that must refuse each) and commands to allow,
+    judged with "cwd" as the project folder."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
-        report.fail("guard-cases.json", f"invalid JSON at {where}: {exc.msg}")
+        report.fail(label, f"invalid JSON at {where}: {exc.msg}")
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        report.fail("guard-cases.json", f"cannot read {path}: {exc}")
+        report.fail(label, f"cannot read {path}: {exc}")
         return {}
     if not isinstance(data, dict):
-        report.fail("guard-cases.json", "must hold a JSON object")
+        report.fail(label, "must hold a JSON object")
         return {}
     for key in sorted(set(data) - {"about", "cwd", "refused", "allowed"}):
-        report.warn("guard-cases.json", f"unknown key {q(key)} ignored")
+        report.warn(label, f"unknown key {q(key)} ignored")
     cases: dict = {"cwd": data.get("cwd", "")}
     if not isinstance(cases["cwd"], str):
-        report.fail("guard-cases.json", "cwd must be a string")
+        report.fail(label, "cwd must be a string")
         return {}
     refused = data.get("refused", {})
     if isinstance(refused, list):  # commands only, no rule named
@@ -154,12 +157,12 @@ def load_guard_cases(path: str, report: Report) -> dict:
     if isinstance(refused, dict) and all(isinstance(r, str) for r in refused.values()):
         cases["refused"] = list(refused.items())
     else:
-        report.fail("guard-cases.json", "refused must map commands to rule ids")
+        report.fail(label, "refused must map commands to rule ids")
     allowed = data.get("allowed", [])
     if isinstance(allowed, list) and all(isinstance(c, str) for c in allowed):
         cases["allowed"] = [(command, "") for command in allowed]
     else:
-        report.fail("guard-cases.json", "allowed must be a list of strings")
+        report.fail(label, "allowed must be a list of strings")
     return cases
 
 
@@ -227,6 +230,20 @@ def rule_files(files: list[tuple[str, dict | None, str]]) -> dict[str, str]:
             if isinstance(rule_id, str) and rule_id not in off:
                 rule_file[rule_id] = name  # the first file's rule is asked first
     return rule_file
+
+
+def submodule_of(folder: str, name: str) -> str:
+    """The path of the git submodule of the project in `folder` that file
+    `name` lies in, as .gitmodules names it; "" when it lies in none."""
+    try:
+        with open(os.path.join(folder, ".gitmodules"), encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    for path in re.findall(r"^\s*path\s*=\s*(.+?)\s*$", text, re.MULTILINE):
+        if name.startswith(path.rstrip("/") + "/"):
+            return path
+    return ""
 
 
 def as_list(value: object) -> list:

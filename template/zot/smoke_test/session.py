@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import posixpath
 import re
 import time
 
@@ -12,6 +13,7 @@ from .cases import (
     CASES_FILE,
     POLICY_ADDS,
     RULES_FILE,
+    as_list,
     command_expectations,
     file_expectations,
     guard_files,
@@ -25,6 +27,7 @@ from .cases import (
     rule_files,
     rules_problems,
     run_cases,
+    submodule_of,
     tool_expectations,
     tools_with_cases,
     zot_tools_of,
@@ -682,6 +685,9 @@ class Session(Wire):
             if not os.path.exists(os.path.join(folder, name)):
                 # the guard refuses every bash command
                 fix = " (restore it, or take it out of guard-policy.json's include)"
+                module = submodule_of(folder, name)
+                if module:
+                    fix = f" (it comes from a git submodule: git submodule update --init {module})"
                 fix = fix if name in included else ""
                 self.report.fail(
                     name, f"missing: the guard refuses every bash command{fix}"
@@ -712,9 +718,10 @@ class Session(Wire):
                     earlier.setdefault(rule["id"], name)
 
     def phase_guard_cases_json(self) -> None:
-        """guard-cases.json: commands the guard must refuse, and must allow."""
-        path = os.path.join(self.opts.ext_dir, CASES_FILE)
-        if not os.path.exists(path):
+        """guard-cases.json: commands the guard must refuse, and must allow;
+        the template's (but those of rules the policy switches off), then
+        those a team's policy brings in a guard-cases.json beside it."""
+        if not os.path.exists(os.path.join(self.opts.ext_dir, CASES_FILE)):
             return  # no guard, or none of these cases
         if self.opts.no_expect:
             self.report.skip("guard-cases.json", "--no-expect")
@@ -724,7 +731,34 @@ class Session(Wire):
                 "guard-cases.json", "the extension does not intercept tool_call"
             )
             return
-        cases = load_guard_cases(path, self.report)
+        template = self.guard_files[0][1] or {}
+        ids = {
+            r.get("id") for r in as_list(template.get("rules")) if isinstance(r, dict)
+        }
+        judged = self.judge_cases(
+            CASES_FILE, "guard-cases.json", ids - set(self.rule_files)
+        )
+        for name, _, _ in self.guard_files[1:-1] if judged else []:
+            path = posixpath.join(posixpath.dirname(name), "guard-cases.json")
+            if os.path.exists(os.path.join(self.opts.ext_dir, path)):
+                self.judge_cases(path, path, set())
+
+    def judge_cases(self, path: str, label: str, off: set) -> bool:
+        """The cases of one table, each as zot's tool_call intercept; cases
+        refused by a rule in `off` are left out, and said so. False when
+        the guard cannot use its rules (then nothing can be judged)."""
+        cases = load_guard_cases(
+            os.path.join(self.opts.ext_dir, path), self.report, label
+        )
+        switched = [rule for _, rule in cases.get("refused", []) if rule in off]
+        if switched:
+            counts = ", ".join(
+                f"{r} ({switched.count(r)})" for r in sorted(set(switched))
+            )
+            self.report.skip(
+                label, f"{len(switched)} commands of rules switched off: {counts}"
+            )
+            cases["refused"] = [c for c in cases["refused"] if c[1] not in off]
         for key, want_block in (("refused", True), ("allowed", False)):
             wrong = []
             for command, rule in cases.get(key, []):
@@ -739,8 +773,8 @@ class Session(Wire):
                 problems, block, reason = check_intercept_response(answer)
                 got_rule = refusal_parts(reason)[0] if block else ""
                 if got_rule == UNUSABLE_RULES:  # every command: one line says why
-                    self.report.fail("guard-cases.json", f"not judged: {reason}")
-                    return
+                    self.report.fail(label, f"not judged: {reason}")
+                    return False
                 if problems or block != want_block:
                     got = "; ".join(problems) or ("refused" if block else "allowed")
                     wrong.append(f"{q(command)}: {got}")
@@ -748,12 +782,12 @@ class Session(Wire):
                     wrong.append(
                         f"{q(command)}: refused by {got_rule or 'no rule'}, not {rule}"
                     )
-            label = f"guard-cases.json: {len(cases.get(key, []))} commands {key}"
             for problem in wrong:
                 verb = "refuse" if want_block else "allow"
-                self.report.fail(f"guard-cases.json: must {verb}", problem)
+                self.report.fail(f"{label}: must {verb}", problem)
             if cases.get(key) and not wrong:
-                self.report.ok(label)
+                self.report.ok(f"{label}: {len(cases[key])} commands {key}")
+        return True
 
     def phase_explain(self) -> None:
         """--guard COMMAND: the guard's verdict on each command, and why."""
