@@ -752,12 +752,6 @@ class Session(Wire):
         )
         switched = [rule for _, rule in cases.get("refused", []) if rule in off]
         if switched:
-            counts = ", ".join(
-                f"{r} ({switched.count(r)})" for r in sorted(set(switched))
-            )
-            self.report.skip(
-                label, f"{len(switched)} commands of rules switched off: {counts}"
-            )
             cases["refused"] = [c for c in cases["refused"] if c[1] not in off]
         for key, want_block in (("refused", True), ("allowed", False)):
             wrong = []
@@ -787,6 +781,13 @@ class Session(Wire):
                 self.report.fail(f"{label}: must {verb}", problem)
             if cases.get(key) and not wrong:
                 self.report.ok(f"{label}: {len(cases[key])} commands {key}")
+        if switched:
+            counts = ", ".join(
+                f"{r} ({switched.count(r)})" for r in sorted(set(switched))
+            )
+            self.report.skip(
+                label, f"{len(switched)} commands of rules switched off: {counts}"
+            )
         return True
 
     def phase_explain(self) -> None:
