@@ -257,12 +257,14 @@ def test_the_fuzzer_reaches_both_verdicts(guards):
     check, _ = guards
     sample: list[str] = []
 
-    @settings(FUZZ_SETTINGS, max_examples=300, phases=[Phase.generate])
+    # 600, not fewer: how many of a sample are refused depends much on the
+    # seed (of 300, 5 to 63; of 600, 21 to 72 over 16 seeds)
+    @settings(FUZZ_SETTINGS, max_examples=600, phases=[Phase.generate])
     @given(command)
     def draw(one: str) -> None:
         sample.append(one)
 
     draw()
     refused = sum(check(c, GUARD_CWD) is not None for c in sample)
-    assert len(sample) == 300, len(sample)
-    assert 20 < refused < 280, refused  # 31 today
+    assert len(sample) == 600, len(sample)
+    assert 10 <= refused <= 590, refused
