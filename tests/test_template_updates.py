@@ -528,4 +528,4 @@ def test_the_team_defaults_of_the_docs_serve_every_language(tmp_path):
         assert added.returncode == 0, added.stderr
         build(project)
         smoke(project)
-    assert {"go", "python"} <= languages
+    assert languages == {"go", "python", "typescript"}
