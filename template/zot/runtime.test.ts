@@ -2,7 +2,7 @@
 // may send goes through handle() as run() would pass it, and what the
 // extension would write is collected instead of written.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
 import { stdout } from "node:process";
@@ -15,6 +15,7 @@ import {
   imageBlock,
   InvalidArguments,
   markdownBlock,
+  programsForTests,
   spawnForCall,
   structuredResult,
   textBlock,
@@ -552,6 +553,117 @@ test(
     }
   },
 );
+
+test("programs stop by platform: taskkill on Windows, groups elsewhere", () => {
+  const { programsFor } = programsForTests;
+  for (const platform of ["linux", "darwin", "freebsd"] as const) {
+    assert.deepEqual(programsFor(platform).spawning, { detached: true });
+  }
+  // On Windows detached would give the program a console of its own.
+  const windows = programsFor("win32", async () => {});
+  assert.deepEqual(windows.spawning, { detached: false, windowsHide: true });
+});
+
+/** The process group of process `pid`, from /proc. */
+function group(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+}
+
+/** Windows' way of stopping programs, run here: a fake taskkill records its
+ * command line, takes `ms` and then kills the program (SIGKILL, and waits
+ * for node to reap it) as the real one ends the program's tree. */
+function windowsHere(ms = 0) {
+  const commands: [string, string[]][] = [];
+  const children = new Map<number, ChildProcess>();
+  const finished: number[] = [];
+  const taskkill = async (command: string, args: readonly string[]) => {
+    commands.push([command, [...args]]);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    const pid = Number(args[1]);
+    const child = children.get(pid);
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await once(child, "exit");
+    }
+    finished.push(pid);
+  };
+  const windows = programsForTests.programsFor("win32", taskkill);
+  const replaced = programsForTests.use(windows);
+  /** spawnForCall with Windows' way, the child known to the fake. */
+  const start = (args: string[], signal = UNTIL_THE_CALL_ENDS) => {
+    const child = spawnForCall("sleep", args, signal, { stdio: "ignore" });
+    children.set(child.pid ?? 0, child);
+    return child;
+  };
+  const restore = () => void programsForTests.use(replaced);
+  return { windows, commands, finished, start, restore };
+}
+
+test(
+  "on Windows a call's program stops with taskkill on its tree before the result",
+  PROC,
+  async () => {
+    const here = windowsHere(200);
+    let pid = 0;
+    const ext = new Extension("t", "1.0");
+    ext.tool("bg", "B", { type: "object" }, () => {
+      pid = here.start(["300"]).pid ?? 0;
+      // In node's process group: Windows has none to give it.
+      assert.equal(group(pid), group(process.pid));
+      return "started";
+    });
+    const zot = Zot.start(ext);
+    try {
+      assert.equal((await zot.tool("bg", {})).text, "started");
+      const taskkill = ["/pid", String(pid), "/T", "/F"];
+      assert.deepEqual(here.commands, [["taskkill", taskkill]]);
+      assert.deepEqual(here.finished, [pid], "the result did not wait for it");
+      assert.ok(!running(pid));
+    } finally {
+      zot.stop();
+      here.restore();
+      cleanUp([pid]);
+    }
+  },
+);
+
+test(
+  "on Windows the exit stops with taskkill each program still running",
+  PROC,
+  async () => {
+    const here = windowsHere();
+    const controller = new AbortController();
+    const kept = here.start(["300"]);
+    const aborted = here.start(["300"], controller.signal);
+    const ended = here.start(["0"]);
+    const pids = [kept, aborted, ended].map((child) => child.pid ?? 0);
+    try {
+      await once(ended, "exit");
+      controller.abort(); // taskkill for it alone, at once
+      await once(aborted, "exit");
+      await settle(); // the fake taskkill returns
+      assert.deepEqual(here.finished, [aborted.pid]);
+      assert.deepEqual(await here.windows.stopAll(), []);
+      // Not for the program that ended, nor again for the one stopped.
+      const taskkill = (pid?: number) => ["/pid", String(pid), "/T", "/F"];
+      assert.deepEqual(here.commands, [
+        ["taskkill", taskkill(aborted.pid)],
+        ["taskkill", taskkill(kept.pid)],
+      ]);
+      assert.deepEqual(await gone(pids), []);
+    } finally {
+      here.restore();
+      cleanUp(pids);
+    }
+  },
+);
+
+test("taskkill's failures are not errors: the process is gone", async () => {
+  const { runQuietly } = programsForTests;
+  await runQuietly("sh", ["-c", "echo not found >&2; exit 128"]);
+  await runQuietly("no-such-program-for-this-test", ["/pid", "1"]);
+});
 
 test("before_agent_start replaces the prompt, or keeps it", async () => {
   const { ext, sent, logged, receive } = fresh();

@@ -20,7 +20,7 @@
 // its handler returned or threw (stopped before the result goes out), zot
 // cancelled it, the signal given aborted, or its `timeout` (ms) passed; with
 // it, every process it started, setsid'd or in the background, found by its
-// mark in /proc.
+// mark in /proc. On Windows, its process tree, with taskkill.
 // Meant to outlive the call: node's spawn, detached: true and unref() (it
 // ends with the extension). Meant to outlive the extension: env -u
 // ZOT_EXT_RUN setsid PROGRAM.
@@ -1076,7 +1076,7 @@ export class Extension {
    * has stopped listening. What they started goes too. */
   private exit(): void {
     this.stopCalls();
-    const stopped = Promise.all([this.flushed, stopProcesses(RUN)]);
+    const stopped = Promise.all([this.flushed, programs.stopAll()]);
     void stopped.then(([, left]) => {
       if (left.length) {
         this.log(`killed the processes still running after 0.5 s: ${left}`);
@@ -1126,7 +1126,9 @@ let spawned = 0;
  * handler's own time limit. Started outside a tool
  * call (a command, an event), it ends when `signal` aborts, or with the
  * extension. Which processes: those that carry its mark in ZOT_EXT_RUN (in
- * /proc, so on Linux; elsewhere its process group only).
+ * /proc, so on Linux; elsewhere its process group only; on Windows its
+ * process tree, which taskkill stops: the program exits with a code, not a
+ * signal).
  *
  * A program meant to outlive the call: node's spawn with `detached: true`,
  * then unref() (it ends with the extension). One meant to outlive the
@@ -1140,12 +1142,13 @@ export function spawnForCall(
   const mark = `${RUN}/${++spawned}`;
   const env = { ...(options.env ?? process.env), [RUN_VARIABLE]: mark };
   const { timeout, ...rest } = options;
-  const child = spawn(command, args, { ...rest, env, detached: true });
+  const child = spawn(command, args, { ...rest, env, ...programs.spawning });
+  programs.started(child);
   let stopping: Promise<void> | undefined;
   const stop = () => {
     signal.removeEventListener("abort", stop);
     clearTimeout(timer);
-    return (stopping ??= stopProcesses(mark, child).then(() => {}));
+    return (stopping ??= programs.stop(mark, child));
   };
   const timer = timeout ? setTimeout(stop, timeout) : undefined;
   const call = running.getStore();
@@ -1163,11 +1166,94 @@ async function endCall(call: Call): Promise<void> {
 }
 
 /** Whether node has not reaped `child` yet: while it has not, the process
- * group spawnForCall made for it is still that group. */
+ * group spawnForCall made for it is still that group (on Windows, its pid is
+ * still its own: node holds a handle to it). */
 const unreaped = (child: ChildProcess) =>
   child.pid !== undefined &&
   child.exitCode === null &&
   child.signalCode === null;
+
+/** How this platform stops the programs spawnForCall starts. */
+interface Programs {
+  /** What spawnForCall's spawn options get, over the caller's. */
+  readonly spawning: SpawnOptions;
+  /** spawnForCall has started `child`. */
+  started(child: ChildProcess): void;
+  /** Stop `child`, started with `mark`, and what it started; resolves once
+   * they are gone. */
+  stop(mark: string, child: ChildProcess): Promise<void>;
+  /** Stop what is left of the run, at exit: the pids that took a SIGKILL. */
+  stopAll(): Promise<number[]>;
+}
+
+/** Runs a program to its end, its output and exit status ignored. */
+type Runner = (command: string, args: readonly string[]) => Promise<void>;
+
+/** Unix: a process group for each program, SIGTERM, then SIGKILL to marks. */
+const unixPrograms: Programs = {
+  spawning: { detached: true },
+  started: () => {},
+  stop: (mark, child) => stopProcesses(mark, child).then(() => {}),
+  stopAll: () => stopProcesses(RUN),
+};
+
+/** Windows has no process groups, no /proc, no ps, and no signal but a kill:
+ * `taskkill /T /F` ends a program and its descendants at once, found by
+ * their parent ids (a process whose parent has exited is not among them).
+ * The program starts without `detached` (there, a console of its own) and
+ * without a window. `run` runs taskkill (tests pass a fake). */
+function windowsPrograms(run: Runner): Programs {
+  const live = new Set<ChildProcess>();
+  const kill = async (child: ChildProcess) => {
+    // Once node has reaped it, its pid may be another process's.
+    if (!unreaped(child)) return;
+    await run("taskkill", ["/pid", String(child.pid), "/T", "/F"]);
+  };
+  return {
+    spawning: { detached: false, windowsHide: true },
+    started(child) {
+      if (child.pid === undefined) return; // it did not start
+      live.add(child);
+      child.once("exit", () => live.delete(child));
+    },
+    stop: (_, child) => kill(child),
+    async stopAll() {
+      await Promise.all([...live].map(kill));
+      return [];
+    },
+  };
+}
+
+/** Run `command` to its end without a window; a failure (the process to
+ * kill is gone, taskkill is missing) is no error. */
+const runQuietly: Runner = (command, args) =>
+  new Promise((done) => {
+    const options = { stdio: "ignore", windowsHide: true } as const;
+    const child = spawn(command, args, options);
+    child.once("error", () => done());
+    child.once("close", () => done());
+  });
+
+/** How programs are stopped on `platform`. */
+function programsFor(platform: NodeJS.Platform, run = runQuietly): Programs {
+  return platform === "win32" ? windowsPrograms(run) : unixPrograms;
+}
+
+/** This platform's, chosen once. */
+let programs = programsFor(process.platform);
+
+/** For the runtime's own tests, not for extensions: the platforms' ways of
+ * stopping programs, and `use`, which makes spawnForCall and the exit use
+ * one (and returns the one it replaces). */
+export const programsForTests = {
+  programsFor,
+  runQuietly,
+  use(replacement: Programs): Programs {
+    const replaced = programs;
+    programs = replacement;
+    return replaced;
+  },
+};
 
 /** Stop the processes that carry `mark` (see marked), with the process group
  * of `leader` (spawnForCall's) or, for the whole run, those of node's

@@ -4,9 +4,10 @@
 import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { run } from "node:test";
+import { fileURLToPath } from "node:url";
 import { inspect } from "node:util";
 
-const HERE = new URL(".", import.meta.url).pathname;
+const HERE = fileURLToPath(new URL(".", import.meta.url));
 const files = readdirSync(HERE, { recursive: true, encoding: "utf8" })
   .filter((name) => name.endsWith(".test.ts"))
   .map((name) => join(HERE, name))

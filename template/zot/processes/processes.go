@@ -10,23 +10,25 @@
 // CallContext, which schema.Checked calls around a tool's handler, stops
 // what the handler started before its result goes out.
 //
+// Windows has no process groups and no way to read another process's
+// environment: there a command's programs are its process tree, terminated
+// at once (there is no SIGTERM), and StopAll ends every process below the
+// extension. A process whose parent has exited (one a program left running
+// in the background) is no longer below anything, and is not found there:
+// that is also how a program outlives the extension on Windows.
+//
 // This package comes from the template, and `copier update` brings its fixes.
 package processes
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -64,8 +66,8 @@ type callKey struct{}
 // SIGKILL 0.5 s later. stop returns once they are gone: call it before the
 // result goes out, as schema.Checked does for the handler it wraps. It
 // costs nothing when the handler started no program. Where there is no
-// /proc, stop only has each command's process group killed, and does not
-// wait.
+// /proc (macOS, Windows), stop only has each command's process group (on
+// Windows its process tree) killed, and does not wait.
 func CallContext(ctx context.Context) (context.Context, func()) {
 	c := &call{mark: newMark(runMark)}
 	ctx, cancel := context.WithCancel(context.WithValue(ctx, callKey{}, c))
@@ -104,16 +106,13 @@ func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	mark := newMark(parent)
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), runVariable+"="+mark)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = newGroup()
 	cmd.Cancel = func() error {
 		stopMarked(mark)
-		// What is left of the group this call made (all of it without
-		// /proc): its first process has not been waited for.
-		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		if errors.Is(err, syscall.ESRCH) {
-			return os.ErrProcessDone
-		}
-		return err
+		// What is left of the group this call made, or on Windows of its
+		// tree (all of it without /proc): its first process has not been
+		// waited for.
+		return killGroup(cmd.Process)
 	}
 	// What it left running once it has exited, Cancel no longer reaches.
 	stop := context.AfterFunc(ctx, func() { stopMarked(mark) })
@@ -136,104 +135,34 @@ func StopAll() {
 	}
 }
 
-// stopMarked sends SIGTERM to each process that carries mark (see marked),
-// then SIGKILL to those still there after 0.5 s, which it returns. It
-// returns once none is left, or 0.1 s after the SIGKILL.
-func stopMarked(mark string) (killed []int) {
-	if mark != runMark && !hasProc {
-		return nil // found only by their mark, in /proc
-	}
-	signalled := map[int]bool{}
-	started := time.Now()
-	for empty := 0; ; {
-		pids := marked(mark)
-		if len(pids) == 0 {
-			// A process in the middle of exec reads as unmarked for a
-			// moment: none found twice, 10 ms apart, is none.
-			if empty++; empty == 2 {
-				return killed
-			}
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		empty = 0
-		late := time.Since(started) > 500*time.Millisecond
-		if late && time.Since(started) > 600*time.Millisecond {
-			return killed // stuck in the kernel: nothing more to do
-		}
-		for _, pid := range pids {
-			switch {
-			case late && !slices.Contains(killed, pid):
-				killed = append(killed, pid)
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			case !late && !signalled[pid]:
-				signalled[pid] = true
-				_ = syscall.Kill(pid, syscall.SIGTERM)
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+// process is a running process as a list of them (ps, a snapshot) gives it.
+type process struct {
+	pid, parent int
+	created     time.Time // zero where the list does not say
 }
 
-// hasProc is whether the processes' environments can be read (not macOS).
-var hasProc = func() bool {
-	_, err := os.Stat("/proc/self/environ")
-	return err == nil
-}()
-
-// marked lists the processes whose environment holds ZOT_EXT_RUN=mark or
-// mark/..., this one aside. One that has exited reads as empty.
-func marked(mark string) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil { // no /proc (macOS): the processes below this one
-		if mark == runMark {
-			return below(os.Getpid())
-		}
-		return nil
+// descendants lists the processes below root in procs, each after its
+// parent. A process counts as a child only if it was not created before its
+// parent: an older one names an earlier process that had the same pid
+// (Windows reuses pids, and keeps a process's parent id once its parent has
+// exited).
+func descendants(procs []process, root process) []process {
+	children := map[int][]process{}
+	for _, p := range procs {
+		children[p.parent] = append(children[p.parent], p)
 	}
-	entry := []byte(runVariable + "=" + mark)
-	under := append(entry[:len(entry):len(entry)], '/')
-	var found []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		environ, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(environ, entry) {
-			continue // gone, another user's, or not marked
-		}
-		for value := range bytes.SplitSeq(environ, []byte{0}) {
-			if bytes.Equal(value, entry) || bytes.HasPrefix(value, under) {
-				found = append(found, pid)
-				break
+	var found []process
+	seen := map[int]bool{root.pid: true}
+	for todo := []process{root}; len(todo) > 0; {
+		parent := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, child := range children[parent.pid] {
+			if !seen[child.pid] && !child.created.Before(parent.created) {
+				seen[child.pid] = true
+				found = append(found, child)
+				todo = append(todo, child)
 			}
 		}
-	}
-	return found
-}
-
-// below lists the live processes under root, from ps.
-func below(root int) []int {
-	ps := exec.Command("ps", "-A", "-o", "pid=", "-o", "ppid=", "-o", "stat=")
-	out, err := ps.Output()
-	if err != nil {
-		return nil
-	}
-	children := map[int][]int{}
-	for line := range strings.Lines(string(out)) {
-		var pid, ppid int
-		var stat string
-		_, err := fmt.Sscan(line, &pid, &ppid, &stat)
-		if err == nil && pid != ps.Process.Pid && !strings.HasPrefix(stat, "Z") {
-			children[ppid] = append(children[ppid], pid)
-		}
-	}
-	var found []int
-	for todo := []int{root}; len(todo) > 0; {
-		next := children[todo[len(todo)-1]]
-		todo = append(todo[:len(todo)-1], next...)
-		found = append(found, next...)
 	}
 	return found
 }

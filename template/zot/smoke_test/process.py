@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import ntpath
 import os
 import queue
 import re
@@ -95,8 +96,17 @@ def skill_problems(ext_dir: str, entry: object) -> tuple[list[str], str]:
     return problems, name
 
 
-def resolve_exec(ext_dir: str, exe: str) -> str:
+# What Go's os/exec, which zot starts extensions with, tries after a name
+# without an extension on Windows when PATHEXT is not set; Windows itself
+# starts programs (.exe, .com) and batch files, not scripts with a #! line.
+PATHEXT = ".COM;.EXE;.BAT;.CMD"
+WINDOWS_STARTS = (".exe", ".com", ".bat", ".cmd")
+
+
+def resolve_exec(ext_dir: str, exe: str, windows: bool = os.name == "nt") -> str:
     """Find the program like zot: absolute, beside the manifest, or on PATH."""
+    if windows:
+        return resolve_exec_windows(ext_dir, exe)
     if os.path.isabs(exe):
         path = exe
     elif exe.startswith(("./", "../")) or exe in (".", "..") or os.sep in exe:
@@ -116,6 +126,46 @@ def resolve_exec(ext_dir: str, exe: str) -> str:
     if os.path.isdir(path) or not os.access(path, os.X_OK):
         raise StartError(f"exec {path} is not executable: chmod +x {path}")
     return path
+
+
+def resolve_exec_windows(ext_dir: str, exe: str) -> str:
+    """Find the program like zot for Windows. zot joins exec to the folder
+    when it holds a backslash; "./x" it passes on as it is, and Go's os/exec
+    finds it in the folder all the same. There, and on PATH for a bare name,
+    Go adds the first PATHEXT extension that exists (./start finds
+    start.exe)."""
+    extensions = [e for e in os.environ.get("PATHEXT", PATHEXT).split(";") if e]
+    if ntpath.isabs(exe):
+        folders = [""]
+    elif "/" in exe or "\\" in exe:
+        folders = [ext_dir]
+    else:
+        folders = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    for folder in folders:
+        base = os.path.normpath(os.path.join(folder, exe.replace("\\", os.sep)))
+        found = with_extension(base, extensions)
+        if found and found.lower().endswith(WINDOWS_STARTS):
+            return found
+        if found or os.path.isfile(base):
+            raise StartError(
+                f"exec {found or base} is a script: Windows starts programs (.exe)"
+                " and batch files (.bat, .cmd) only"
+            )
+    if folders == [ext_dir] and os.path.exists(os.path.join(ext_dir, "build")):
+        raise StartError(f'exec "{exe}" finds no program: run ./build first')
+    raise StartError(f'exec "{exe}" finds no program (with {";".join(extensions)})')
+
+
+def with_extension(base: str, extensions: list[str]) -> str | None:
+    """What Go's os/exec finds for base on Windows: base itself when it has
+    an extension and exists, else base with the first extension that exists."""
+    if os.path.splitext(base)[1] and os.path.isfile(base):
+        return base
+    for extension in extensions:
+        for name in (base + extension.lower(), base + extension):
+            if os.path.isfile(name):
+                return name
+    return None
 
 
 def command_line(ext_dir: str) -> list[str]:
@@ -151,14 +201,16 @@ def check_built(ext_dir: str, args: list[str]) -> None:
 def check_fresh(ext_dir: str, name: str, args: list[str]) -> None:
     """StartError when a source is newer than what ./build made from it: a
     bundle in dist/ that exec runs (from src/), or a binary named after the
-    extension (from the sources beside it and the guard's rules)."""
+    extension or start.exe (from the sources beside it and the guard's rules)."""
     built: list[tuple[str, list[str]]] = []
     for arg in args:
         if arg.startswith("dist/") and os.path.isdir(os.path.join(ext_dir, "src")):
             names = sorted(os.listdir(os.path.join(ext_dir, "src")))
             sources = [f"src/{n}" for n in names if n.endswith(".ts")]
             built.append((arg, [s for s in sources if not s.endswith(".test.ts")]))
-    if os.path.isfile(os.path.join(ext_dir, name)):
+    for binary in (name, "start.exe"):  # start.exe: ./build's on Windows
+        if not os.path.isfile(os.path.join(ext_dir, binary)):
+            continue
         sources = ["zot/guard/guard-rules.json"]
         for folder, dirs, files in os.walk(ext_dir):
             dirs[:] = [d for d in dirs if not d.startswith(".")]
@@ -167,7 +219,7 @@ def check_fresh(ext_dir: str, name: str, args: list[str]) -> None:
                 for n in sorted(files)
                 if n.endswith((".go", ".mod")) and "_test." not in n
             ]
-        built.append((name, sources))
+        built.append((binary, sources))
     for target, sources in built:
         path = os.path.join(ext_dir, target)
         if not os.path.exists(path):
