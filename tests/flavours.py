@@ -86,9 +86,9 @@ VARIANTS = {
     "typescript-tsx": Variant(
         "typescript",
         "src/extension.ts",
-        "./start",  # node --import tsx/esm zot/main.ts, installing tsx first if need be
+        "node",  # zot/main.ts through tsx, installing tsx first if need be
+        ("zot/start.mjs",),
         answers=(("ts_runner", "tsx"),),
-        executables=("start",),
         unit_tests=("npm", "test"),
     ),
 }

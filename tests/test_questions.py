@@ -244,8 +244,12 @@ def test_the_typescript_runner_is_asked_for_typescript_only(tmp_path):
     assert (manifest["exec"], manifest["args"]) == ("node", ["dist/index.js"])
     render(tmp_path / "tsx", language="typescript", ts_runner="tsx")
     manifest = json.loads((tmp_path / "tsx" / "extension.json").read_text())
-    assert (manifest["exec"], manifest["args"]) == ("./start", [])
-    assert "exec node --import tsx/esm zot/main.ts" in (tmp_path / "tsx" / "start").read_text()
+    assert (manifest["exec"], manifest["args"]) == ("node", ["zot/start.mjs"])
+    assert 'await import("./main.ts")' in (tmp_path / "tsx" / "zot" / "start.mjs").read_text()
+    assert (
+        not (tmp_path / "tsx" / "start").exists()
+        and not (tmp_path / "ts" / "zot" / "start.mjs").exists()
+    )
     assert not (tmp_path / "tsx" / "dist").exists()
 
 

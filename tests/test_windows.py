@@ -25,7 +25,7 @@ STARTS = {
     "go": "start.exe",
     "go-sdk": "start.exe",
     "typescript": "node.exe",
-    "typescript-tsx": "start is a script",
+    "typescript-tsx": "node.exe",
 }
 
 
@@ -116,4 +116,4 @@ def test_copying_on_windows_says_when_zot_cannot_start_the_flavour(
     cannot = "is a script" in STARTS[variant]
     assert ("Note: zot for Windows cannot start" in message) == cannot, message
     if cannot:
-        assert "Under WSL it runs as on Linux; or choose Go, or\nTypeScript" in message
+        assert "Under WSL it runs as on Linux; or choose Go or\nTypeScript." in message

@@ -617,7 +617,7 @@ test(
     try {
       assert.equal((await zot.tool("bg", {})).text, "started");
       const taskkill = ["/pid", String(pid), "/T", "/F"];
-      assert.deepEqual(here.commands, [["taskkill", taskkill]]);
+      assert.deepEqual(here.commands, [[programsForTests.TASKKILL, taskkill]]);
       assert.deepEqual(here.finished, [pid], "the result did not wait for it");
       assert.ok(!running(pid));
     } finally {
@@ -648,8 +648,8 @@ test(
       // Not for the program that ended, nor again for the one stopped.
       const taskkill = (pid?: number) => ["/pid", String(pid), "/T", "/F"];
       assert.deepEqual(here.commands, [
-        ["taskkill", taskkill(aborted.pid)],
-        ["taskkill", taskkill(kept.pid)],
+        [programsForTests.TASKKILL, taskkill(aborted.pid)],
+        [programsForTests.TASKKILL, taskkill(kept.pid)],
       ]);
       assert.deepEqual(await gone(pids), []);
     } finally {

@@ -14,7 +14,10 @@
 // Nothing a handler starts outlives the extension: every process started from
 // here carries ZOT_EXT_RUN in its environment (its children and the ones it
 // leaves running in the background inherit it), and on shutdown or the end
-// of input each process that carries this run's value is stopped.
+// of input each process that carries this run's value is stopped. On
+// Windows: what spawnForCall started and still runs, by its process tree;
+// node's other children end with node (libuv's job object), not what they
+// start.
 //
 // A program a tool call starts with spawnForCall ends when the call ends:
 // its handler returned or threw (stopped before the result goes out), zot
@@ -23,7 +26,9 @@
 // mark in /proc. On Windows, its process tree, with taskkill.
 // Meant to outlive the call: node's spawn, detached: true and unref() (it
 // ends with the extension). Meant to outlive the extension: env -u
-// ZOT_EXT_RUN setsid PROGRAM.
+// ZOT_EXT_RUN setsid PROGRAM. (Linux and macOS; on Windows a detached
+// program outlives the extension, and one spawned without detached, then
+// unref()'d, ends with it.)
 import { AsyncLocalStorage } from "node:async_hooks";
 import {
   type ChildProcess,
@@ -1132,7 +1137,8 @@ let spawned = 0;
  *
  * A program meant to outlive the call: node's spawn with `detached: true`,
  * then unref() (it ends with the extension). One meant to outlive the
- * extension: spawn("env", ["-u", "ZOT_EXT_RUN", "setsid", PROGRAM, ...]). */
+ * extension: spawn("env", ["-u", "ZOT_EXT_RUN", "setsid", PROGRAM, ...]).
+ * Both on Linux and macOS: see the top of this file for Windows. */
 export function spawnForCall(
   command: string,
   args: readonly string[],
@@ -1197,6 +1203,10 @@ const unixPrograms: Programs = {
   stopAll: () => stopProcesses(RUN),
 };
 
+/** Windows' taskkill, by its full path: node looks in the current folder
+ * (the extension's) before PATH. */
+const TASKKILL = `${process.env.SystemRoot ?? "C:\\Windows"}\\System32\\taskkill.exe`;
+
 /** Windows has no process groups, no /proc, no ps, and no signal but a kill:
  * `taskkill /T /F` ends a program and its descendants at once, found by
  * their parent ids (a process whose parent has exited is not among them).
@@ -1207,7 +1217,7 @@ function windowsPrograms(run: Runner): Programs {
   const kill = async (child: ChildProcess) => {
     // Once node has reaped it, its pid may be another process's.
     if (!unreaped(child)) return;
-    await run("taskkill", ["/pid", String(child.pid), "/T", "/F"]);
+    await run(TASKKILL, ["/pid", String(child.pid), "/T", "/F"]);
   };
   return {
     spawning: { detached: false, windowsHide: true },
@@ -1248,6 +1258,7 @@ let programs = programsFor(process.platform);
 export const programsForTests = {
   programsFor,
   runQuietly,
+  TASKKILL,
   use(replacement: Programs): Programs {
     const replaced = programs;
     programs = replacement;
