@@ -43,6 +43,8 @@ def test_keystrokes_give_the_same_project_as_data_answers(tmp_path):
         child.send(DOWN + SPACE + DOWN + DOWN + SPACE + ENTER)
         child.expect("Name of the slash command")
         child.send(ENTER)
+        child.expect("Your team's guard policy")
+        child.send(ENTER)  # default: none
         child.expect("Add a GitHub Actions workflow")
         child.send(ENTER)  # default: yes
         child.expect("Open a pull request each week")

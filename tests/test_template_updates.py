@@ -19,6 +19,7 @@ import pytest
 import yaml
 from conftest import ROOT, build, run, smoke
 from test_ci_workflow import actionlint  # noqa: F401 - the fixture
+from test_guard_team import TEAM_POLICY
 from test_update import (
     clone_template,
     commit_all,
@@ -163,19 +164,8 @@ def policy_repository(folder: Path) -> Path:
     """A team's policy in a repository of its own: a rule switched off, one
     of its own, and its cases."""
     folder.mkdir()
-    policy = {
-        "about": "The team's guard policy.",
-        "off": ["git-branch-force-delete"],
-        "rules": [
-            {
-                "id": "team-no-publish",
-                "command": ["npm"],
-                "subcommand": ["publish"],
-                "reason": "publishing is done by the release job",
-                "instead": "ask the user to tag a release",
-            }
-        ],
-    }
+    policy = {"about": "The team's guard policy.", "off": ["git-branch-force-delete"]}
+    policy["rules"] = TEAM_POLICY["rules"]  # team-no-publish
     cases = {"refused": {"npm publish": "team-no-publish"}, "allowed": ["npm pack"]}
     (folder / "guard-policy.json").write_text(json.dumps(policy, indent=2) + "\n")
     (folder / "guard-cases.json").write_text(json.dumps(cases, indent=2) + "\n")

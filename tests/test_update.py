@@ -445,7 +445,7 @@ FROM_0_2_0 = {
         "src/extension.ts",
         "ext.tool(TOOL, TOOL_DESCRIPTION, TOOL_SCHEMA, runTool);",
         ["DANGEROUS", "export const extension"],
-        ["zot/guard/guard.ts", "zot/guard/guard.test.ts", "start"],
+        ["zot/guard/guard.ts", "zot/guard/guard.test.ts", "zot/start.mjs"],
         ["npm", "test"],
     ),
 }

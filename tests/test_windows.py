@@ -39,7 +39,7 @@ def windows_path(tmp_path) -> Path:
     return folder
 
 
-def resolve_on_windows(ext_dir: Path, exe: str, path: Path) -> str:
+def resolve_on_windows(ext_dir: Path, exe: str, path: Path | str) -> str:
     """resolve_exec's program for exe, as on Windows with PATH=path."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PATH", str(path))
@@ -99,6 +99,11 @@ def test_windows_resolution_follows_zot_and_gos_rules(tmp_path, windows_path):
     (folder / "bin" / "tool.exe").write_bytes(b"MZ")
     assert starts("bin/tool") == "ext/bin/tool.exe"
     assert starts("node") == "Program Files/node.exe"  # a bare name: PATH only
+    scripts = tmp_path / "usr-bin"
+    scripts.mkdir()
+    (scripts / "node").write_text("#!/bin/sh\n")  # as Git Bash puts on PATH
+    path = f"{scripts}{os.pathsep}{windows_path}"
+    assert resolve_on_windows(folder, "node", path) == str(windows_path / "node.exe")
     assert starts("start").startswith('error: exec "start" finds no program')
     (folder / "main.py").write_text("#!/usr/bin/env python3\n")
     assert "main.py is a script" in starts("./main.py")

@@ -141,16 +141,22 @@ def resolve_exec_windows(ext_dir: str, exe: str) -> str:
         folders = [ext_dir]
     else:
         folders = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    script = ""  # what Windows finds but cannot start
     for folder in folders:
         base = os.path.normpath(os.path.join(folder, exe.replace("\\", os.sep)))
         found = with_extension(base, extensions)
         if found and found.lower().endswith(WINDOWS_STARTS):
             return found
-        if found or os.path.isfile(base):
-            raise StartError(
-                f"exec {found or base} is a script: Windows starts programs (.exe)"
-                " and batch files (.bat, .cmd) only"
-            )
+        if found:  # Go stops at a name with an extension: main.py
+            script = found
+            break
+        if not script and os.path.isfile(base):  # ./start: Go looks on
+            script = base
+    if script:
+        raise StartError(
+            f"exec {script} is a script: Windows starts programs (.exe)"
+            " and batch files (.bat, .cmd) only"
+        )
     if folders == [ext_dir] and os.path.exists(os.path.join(ext_dir, "build")):
         raise StartError(f'exec "{exe}" finds no program: run ./build first')
     raise StartError(f'exec "{exe}" finds no program (with {";".join(extensions)})')
