@@ -147,7 +147,7 @@ def resolve_exec_windows(ext_dir: str, exe: str) -> str:
         found = with_extension(base, extensions)
         if found and found.lower().endswith(WINDOWS_STARTS):
             return found
-        if found:  # Go stops at a name with an extension: main.py
+        if found:  # Go stops at a name with an extension: x.py
             script = found
             break
         if not script and os.path.isfile(base):  # ./start: Go looks on
