@@ -57,6 +57,27 @@ def pytest_report_header() -> str:
     return f"zot's Go SDK: {which} at {SDK_DIR}"
 
 
+# The tests that take minutes (each renders, updates and builds a project per
+# release, or per hostile answer): they start first, so that with -n 2 the
+# workers share them instead of one of them ending the run alone.
+LONGEST_FIRST = (
+    "test_update.py::test_every_release_renders_and_updates_to_this_checkout",
+    "test_hostile_answers.py::test_any_free_text_renders_verbatim",
+    "test_hostile_answers.py::test_free_text_builds_and_passes_its_smoke_test",
+    "test_robustness.py::test_guard_decides_fast_on_commands_built_to_be_slow",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        where = item.nodeid.partition("[")[0]
+        return next(
+            (i for i, name in enumerate(LONGEST_FIRST) if where.endswith(name)), len(LONGEST_FIRST)
+        )
+
+    items.sort(key=rank)  # stable: the rest keep their order
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # Keep the user's copier settings (defaults, trust) out of every test.
     # Each worker, and any other run, sets it up: in one step (os.replace), so

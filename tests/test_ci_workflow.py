@@ -49,8 +49,7 @@ def test_workflow_is_valid_and_runs_the_readme_commands(tmp_path, actionlint, fl
     assert result.returncode == 0, result.stdout + result.stderr
 
     jobs = yaml.safe_load(workflow.read_text())["jobs"]
-    steps = [step for job in jobs.values() for step in job["steps"]]
-    commands = [step["run"].strip() for step in steps if "run" in step]
+    commands = [step["run"].strip() for step in jobs["test"]["steps"] if "run" in step]
     readme = readme_commands(project)
     # the workflow runs what the README tells users to run, in the same order
     # (but not the loop a person runs while editing)
@@ -71,8 +70,31 @@ def test_workflow_is_valid_and_runs_the_readme_commands(tmp_path, actionlint, fl
     ]
     assert [c for c in commands if c in wanted] == wanted
     assert "./build" in commands and "./smoke-test" in commands
-    oses = next(iter(jobs.values()))["strategy"]["matrix"]["os"]
-    assert set(oses) == {"ubuntu-latest", "macos-latest"}
+
+    # zot for Windows starts Go and TypeScript extensions: the job runs there
+    # too, in Git Bash, the smoke test with python (Windows has no python3)
+    test = jobs["test"]
+    windows = FLAVOURS[flavour]["language"] in ("go", "typescript")
+    oses = {"ubuntu-latest", "macos-latest"} | ({"windows-latest"} if windows else set())
+    assert set(test["strategy"]["matrix"]["os"]) == oses
+    assert test["defaults"]["run"]["shell"] == "bash"
+    when = {step["run"].strip(): step.get("if") for step in test["steps"] if "run" in step}
+    assert all(when[c] is None for c in wanted if c != "./smoke-test")  # on every OS
+    if windows:
+        assert when["./smoke-test"] == "runner.os != 'Windows'"
+        assert when["python smoke-test"] == "runner.os == 'Windows'"
+    else:
+        assert when["./smoke-test"] is None and "python smoke-test" not in when
+
+
+def test_line_ends_stay_lf_on_windows(tmp_path):
+    """Git for Windows checks text out with CRLF unless told; ./build with CRLF
+    does not run. .gitattributes keeps LF, and git applies it."""
+    project = render(tmp_path / "ext", language="go")
+    assert "* text=auto eol=lf" in (project / ".gitattributes").read_text().splitlines()
+    run(["git", "init", "-q"], project)
+    check = run(["git", "-c", "core.autocrlf=true", "check-attr", "eol", "build"], project)
+    assert check.stdout.strip() == "build: eol: lf"
 
 
 def test_no_workflow_when_declined(tmp_path):

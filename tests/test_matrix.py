@@ -88,6 +88,7 @@ def test_a_skills_only_project_runs_no_process(tmp_path, language):
     project = render(tmp_path / "skills", capabilities=["skills"], **FLAVOURS[language])
     assert sorted(p.name for p in project.iterdir() if p.name != ".github") == [
         ".copier-answers.yml",
+        ".gitattributes",
         ".gitignore",
         "README.md",
         "extension.json",

@@ -3,6 +3,7 @@ its exit, its update from 0.2.0."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -159,6 +160,24 @@ def test_unit_tests_catch_a_broken_handler(projects, tmp_path, variant):
     result = run(["npm", "test"], project)
     assert result.returncode != 0
     assert re.search(r"fail [1-9]", result.stdout), result.stdout
+
+
+def test_npm_test_runs_each_test_file_without_a_shell_pattern(projects, tmp_path):
+    """npm runs scripts with cmd.exe on Windows, which expands no *: zot/test.ts
+    finds the test files itself, also in a folder below src/."""
+    project = projects.fresh_copy(tmp_path, "typescript", ["commands", "tools"])
+    package = json.loads((project / "package.json").read_text())
+    assert "*" not in package["scripts"]["test"]
+    below = project / "src" / "more"
+    below.mkdir()
+    (below / "deep.test.ts").write_text(
+        'import test from "node:test";\ntest("a test one folder down", () => {});\n'
+    )
+    result = run(["npm", "test"], project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "a test one folder down" in result.stdout
+    assert "the tool echoes its text" in result.stdout  # src/extension.test.ts's
+    assert re.search(r"ok +zot/runtime.test.ts: \d+ tests", result.stdout)
 
 
 def test_the_bundle_runs_without_node_modules(projects, tmp_path):

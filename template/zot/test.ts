@@ -1,18 +1,41 @@
-// npm test's second half: the template's own tests (zot/**/*.test.ts), one
-// line per file when its tests pass, each failure in full when one does not.
-// It belongs to the template.
+// npm test: your tests (src/**/*.test.ts) as node's test runner shows them,
+// then the template's own (zot/**/*.test.ts), one line per file when its
+// tests pass, each failure in full when one does not. The files are listed
+// here, not by a shell pattern, so it runs the same from any shell (Windows'
+// cmd.exe expands no *). It belongs to the template.
 import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { run } from "node:test";
+import { spec } from "node:test/reporters";
+import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
 import { inspect } from "node:util";
 
-const HERE = fileURLToPath(new URL(".", import.meta.url));
-const files = readdirSync(HERE, { recursive: true, encoding: "utf8" })
-  .filter((name) => name.endsWith(".test.ts"))
-  .map((name) => join(HERE, name))
-  .sort();
+/** The test files under a folder, sorted; none when it does not exist. */
+function testFiles(folder: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(folder, { recursive: true, encoding: "utf8" });
+  } catch {
+    return [];
+  }
+  return names
+    .filter((name) => name.endsWith(".test.ts"))
+    .map((name) => join(folder, name))
+    .sort();
+}
 
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+let failed = false;
+
+const yours = testFiles(join(HERE, "..", "src"));
+if (yours.length) {
+  const runner = run({ files: yours });
+  runner.on("test:fail", () => (failed = true));
+  await pipeline(runner.compose(new spec()), process.stdout, { end: false });
+}
+
+const files = testFiles(HERE);
 const passed = new Map<string, number>();
 const failures: string[] = [];
 for await (const event of run({ files })) {
@@ -33,4 +56,4 @@ for (const [file, count] of passed) {
   }
 }
 for (const failure of failures) console.log(failure);
-process.exitCode = failures.length ? 1 : 0;
+process.exitCode = failed || failures.length ? 1 : 0;

@@ -10,7 +10,7 @@ import tempfile
 import traceback
 
 from .console import Console
-from .process import Process, check_skills, command_line, load_manifest
+from .process import WINDOWS, Process, check_skills, command_line, load_manifest
 from .protocol import StartError
 from .report import Report
 from .session import Session
@@ -181,6 +181,8 @@ def run(opts: argparse.Namespace, report: Report) -> int:
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     sys.stdout.reconfigure(errors="replace")  # "—" and "…" on any terminal
+    if WINDOWS and not sys.stdout.isatty():  # a pipe, a CI log: not the ANSI code page
+        sys.stdout.reconfigure(encoding="utf-8", errors="replace")
     if opts.watch:
         args = [
             arg for arg in (sys.argv[1:] if argv is None else argv) if arg != "--watch"

@@ -9,6 +9,7 @@ import sys
 import time
 
 from .cases import CASE_KEY, zot_tools_of
+from .process import WINDOWS
 from .project import FixtureError, Snapshot, snapshot
 from .protocol import (
     EVENTS,
@@ -95,7 +96,8 @@ class Console:
         self.cases: dict[str, list] = {section: [] for section in CASE_KEY}
         self.stderr_at = 0  # how much of the extension's stderr was shown
         self.width = shutil.get_terminal_size((100, 24)).columns
-        self.tty = sys.stdin.isatty()
+        # keys one by one need a Unix terminal; Windows types a key's name a line
+        self.tty = sys.stdin.isatty() and not WINDOWS
         self.readline = None
         self.typed: dict = {}  # answers of zot's tools typed here, by tool name
         # the project each case tried saw, by the case's id() (None: none)

@@ -14,6 +14,7 @@ import tempfile
 import threading
 import time
 
+from . import windows
 from .protocol import MARK, MAX_LINE, STDERR_LINES, StartError, q
 from .report import Report
 
@@ -96,6 +97,8 @@ def skill_problems(ext_dir: str, entry: object) -> tuple[list[str], str]:
     return problems, name
 
 
+WINDOWS = os.name == "nt"
+
 # What Go's os/exec, which zot starts extensions with, tries after a name
 # without an extension on Windows when PATHEXT is not set; Windows itself
 # starts programs (.exe, .com) and batch files, not scripts with a #! line.
@@ -103,7 +106,7 @@ PATHEXT = ".COM;.EXE;.BAT;.CMD"
 WINDOWS_STARTS = (".exe", ".com", ".bat", ".cmd")
 
 
-def resolve_exec(ext_dir: str, exe: str, windows: bool = os.name == "nt") -> str:
+def resolve_exec(ext_dir: str, exe: str, windows: bool = WINDOWS) -> str:
     """Find the program like zot: absolute, beside the manifest, or on PATH."""
     if windows:
         return resolve_exec_windows(ext_dir, exe)
@@ -297,6 +300,9 @@ class Process:
         env[MARK] = f"{os.getpid()}-{id(self)}-{time.monotonic_ns()}"
         self.mark = f"{MARK}={env[MARK]}".encode()  # as /proc/PID/environ has it
         self.started = time.monotonic()
+        # Windows: what is below the extension was created after this (a
+        # second early, for the clocks' steps)
+        self.born = windows.filetime(time.time() - 1)
         try:
             self.proc = subprocess.Popen(
                 argv,
@@ -348,7 +354,12 @@ class Process:
 
     def kill_all(self) -> None:
         """SIGKILL the extension and every process that belongs to it."""
-        if self.own_group:
+        if WINDOWS:
+            tree = self._tree()  # before the program ends: found by parent
+            self.proc.kill()
+            for found in tree:
+                windows.terminate(found.pid, found.created)
+        elif self.own_group:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except OSError:
@@ -363,6 +374,9 @@ class Process:
 
     def members(self) -> list[str]:
         """Live processes that belong to the extension, as "PID (NAME)"."""
+        if WINDOWS:
+            alive = [] if self.proc.poll() is not None else [f"{self.proc.pid}"]
+            return alive + [f"{f.pid} ({f.name})" for f in self._tree()]
         if not os.path.isdir("/proc/self"):  # no /proc (macOS): ask the kernel
             try:
                 if self.own_group:
@@ -404,7 +418,11 @@ class Process:
         start time (a pid reused later is another process): its command line
         and its ZOT_EXT_RUN (None when it has none). Found by the mark in their
         environment, which a program that left the process group (setsid)
-        still carries, or by the extension's group. None without /proc."""
+        still carries, or by the extension's group. None without /proc. On
+        Windows, the processes below the extension by program name, none
+        marked (Windows shows no other process's environment)."""
+        if WINDOWS:
+            return {(f.pid, str(f.created)): (f.name, None) for f in self._tree()}
         if not os.path.isdir("/proc/self"):
             return None
         found = {}
@@ -438,12 +456,23 @@ class Process:
     def kill(self, key: tuple[int, str]) -> None:
         """SIGKILL one process of processes(), unless its pid is another's now."""
         pid, started = key
+        if WINDOWS:
+            windows.terminate(pid, int(started))
+            return
         try:
             with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
                 if fh.read().rpartition(")")[2].split()[19] == started:
                     os.kill(pid, signal.SIGKILL)
         except (OSError, IndexError):
             pass
+
+    def _tree(self) -> list[windows.Found]:
+        """Windows: the processes below the extension, found by parent."""
+        if not WINDOWS:
+            return []
+        return windows.descendants(
+            self.proc.pid, self.born, windows.snapshot(), windows.created
+        )
 
     def leftovers(self, wait: float) -> list[str]:
         """members() once the extension's children had up to `wait` s to exit."""

@@ -4,9 +4,12 @@ project changes, until ctrl-c."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
+
+from .process import WINDOWS
 
 # Not sources: what tools and builds write, and the template's machinery.
 SKIPPED = {".git", "node_modules", "dist", "zot", "__pycache__", ".venv"}
@@ -39,14 +42,15 @@ def changed(before: dict, after: dict) -> list[str]:
 def watch(project: str, binary: str, smoke_args: list[str]) -> int:
     """Run ./build (where there is one) and the smoke test, then again on each
     change; `binary`, what ./build makes, is not a source."""
-    skip = {binary, ".copier-answers.yml"}
-    launcher = os.path.abspath(sys.argv[0])
+    skip = {binary, "start.exe", ".copier-answers.yml"}
+    smoke_test = [sys.executable, os.path.abspath(sys.argv[0]), *smoke_args]
+    build = build_command(project)
     try:
         while True:
-            if os.path.exists(os.path.join(project, "build")):
+            if build:
                 print("watch: ./build", flush=True)
-                subprocess.run(["./build"], cwd=project, check=False)
-            subprocess.run([launcher, *smoke_args], cwd=project, check=False)
+                subprocess.run(build, cwd=project, check=False)
+            subprocess.run(smoke_test, cwd=project, check=False)
             # the build's own writes are no change; an edit from now on is
             before = snapshot(project, skip)
             print("watch: waiting for a change (ctrl-c stops)", flush=True)
@@ -56,3 +60,19 @@ def watch(project: str, binary: str, smoke_args: list[str]) -> int:
             print(f"\nwatch: {', '.join(names[:3])} changed", flush=True)
     except KeyboardInterrupt:
         return 0
+
+
+def build_command(project: str) -> list[str] | None:
+    """How to run ./build, None without one. ./build is a sh script: Windows
+    runs it with Git's bash (the one on PATH in Git Bash), not WSL's."""
+    if not os.path.exists(os.path.join(project, "build")):
+        return None
+    if not WINDOWS:
+        return ["./build"]
+    bash = shutil.which("bash")
+    if bash and "system32" not in bash.lower():
+        return [bash, "./build"]
+    print(
+        "watch: ./build needs Git Bash on Windows: run this from Git Bash", flush=True
+    )
+    return None
