@@ -1,11 +1,13 @@
 """The extension's processes on Windows, which has no process groups and no
 /proc: a snapshot of every process with its parent (the toolhelp API), and
 each one's creation time, since Windows reuses the pid of a process that
-has exited. Only imported on Windows (ctypes.WinDLL is Windows')."""
+has exited. Imported everywhere, called on Windows only (ctypes.WinDLL is
+Windows')."""
 
 from __future__ import annotations
 
 import ctypes
+import functools
 from ctypes import wintypes
 from typing import Callable, NamedTuple
 
@@ -43,6 +45,7 @@ def filetime(seconds: float) -> int:
     return int((seconds + 11_644_473_600) * 10_000_000)
 
 
+@functools.cache  # once: the cancel checks poll every 30 ms
 def kernel32():
     dll = ctypes.WinDLL("kernel32", use_last_error=True)
     dll.CreateToolhelp32Snapshot.restype = wintypes.HANDLE
@@ -80,10 +83,10 @@ def snapshot() -> list[tuple[int, int, str]]:
     return found
 
 
-def created(pid: int, access: int = QUERY_LIMITED_INFORMATION) -> int | None:
+def created(pid: int) -> int | None:
     """When process `pid` was created; None when it is gone (or not ours to ask)."""
     dll = kernel32()
-    handle = dll.OpenProcess(access, False, pid)
+    handle = dll.OpenProcess(QUERY_LIMITED_INFORMATION, False, pid)
     if not handle:
         return None
     try:
